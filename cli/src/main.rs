@@ -1,0 +1,184 @@
+//! `wayfinder`: the engine's command line. A thin layer over the library crates; it never
+//! depends on apollo-router, so it builds in minutes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use wayfinder_supergraph::{Catalog, CatalogOptions, MemberKind};
+
+#[derive(Parser)]
+#[command(
+    name = "wayfinder",
+    version,
+    about = "Semantic search over a federated GraphQL API"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build the catalog of a supergraph (or plain schema) and summarize it.
+    Catalog {
+        /// A supergraph SDL file, or a plain GraphQL schema (taken as one subgraph).
+        schema: PathBuf,
+        /// Print every schema coordinate, one a line, instead of the summary.
+        #[arg(long)]
+        coordinates: bool,
+        /// Print one member's facts and paths to the roots (repeatable).
+        #[arg(long = "show", value_name = "COORDINATE")]
+        show: Vec<String>,
+        /// Paths to the roots kept per member.
+        #[arg(long, default_value_t = CatalogOptions::default().max_paths)]
+        max_paths: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("wayfinder: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Catalog {
+            schema,
+            coordinates,
+            show,
+            max_paths,
+        } => {
+            let started = Instant::now();
+            let catalog = Catalog::from_file(&schema, CatalogOptions { max_paths })?;
+            let elapsed = started.elapsed();
+            for warning in catalog.warnings() {
+                eprintln!("wayfinder: warning: {}:{warning}", catalog.source_name());
+            }
+            if !show.is_empty() {
+                for coordinate in &show {
+                    print_member(&catalog, coordinate)?;
+                }
+            } else if coordinates {
+                let mut out = String::with_capacity(catalog.members().len() * 32);
+                for member in catalog.members() {
+                    out.push_str(&member.coordinate);
+                    out.push('\n');
+                }
+                print!("{out}");
+            } else {
+                print_summary(&catalog, elapsed);
+            }
+            Ok(())
+        }
+    }
+}
+
+fn print_summary(catalog: &Catalog, elapsed: std::time::Duration) {
+    println!("catalog  {}", catalog.source_name());
+    println!("members  {}", catalog.members().len());
+    let counts = catalog.counts_by_kind();
+    for kind in MemberKind::ALL {
+        if let Some(count) = counts.get(&kind) {
+            println!("  {:<20} {count}", kind.as_str());
+        }
+    }
+    let deprecated = catalog
+        .members()
+        .iter()
+        .filter(|m| m.is_deprecated())
+        .count();
+    let unreachable = catalog
+        .members()
+        .iter()
+        .filter(|m| m.kind != MemberKind::Directive && m.kind != MemberKind::DirectiveArgument)
+        .filter(|m| catalog.depth(m.id).is_none())
+        .count();
+    println!("  {:<20} {deprecated}", "(deprecated)");
+    println!("  {:<20} {unreachable}", "(no path to a root)");
+    println!("subgraphs {}", catalog.subgraphs().len());
+    for subgraph in catalog.subgraphs() {
+        let entities = subgraph
+            .members
+            .iter()
+            .filter(|id| {
+                catalog
+                    .member(**id)
+                    .keys
+                    .iter()
+                    .any(|k| k.subgraph == subgraph.id)
+            })
+            .count();
+        println!(
+            "  {:<24} {:>6} members {:>4} entities  {:016x}",
+            subgraph.name,
+            subgraph.members.len(),
+            entities,
+            subgraph.content_hash
+        );
+    }
+    println!("built in {:.1} ms", elapsed.as_secs_f64() * 1e3);
+}
+
+fn print_member(catalog: &Catalog, coordinate: &str) -> anyhow::Result<()> {
+    let member = catalog.get(coordinate).ok_or_else(|| {
+        anyhow::anyhow!("no member at `{coordinate}` in {}", catalog.source_name())
+    })?;
+    let names = |ids: &[wayfinder_supergraph::SubgraphId]| {
+        ids.iter()
+            .map(|id| catalog.subgraph(*id).name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!("{}  ({})", member.coordinate, member.kind.as_str());
+    println!("  signature    {}", member.signature);
+    if let Some(description) = &member.description {
+        println!("  description  {}", description.replace('\n', " "));
+    }
+    println!("  subgraphs    {}", names(&member.subgraphs));
+    for key in &member.keys {
+        println!(
+            "  key          {} in {}{}",
+            key.fields,
+            catalog.subgraph(key.subgraph).name,
+            if key.resolvable {
+                ""
+            } else {
+                " (not resolvable)"
+            }
+        );
+    }
+    if !member.tags.is_empty() {
+        println!("  tags         {}", member.tags.join(", "));
+    }
+    if let Some(deprecation) = &member.deprecation {
+        let replacement = deprecation
+            .replacement
+            .map(|id| catalog.member(id).coordinate.as_str());
+        println!(
+            "  deprecated   {} -> {}",
+            deprecation.reason.as_deref().unwrap_or("(no reason)"),
+            replacement.unwrap_or("(no replacement named)")
+        );
+    }
+    println!(
+        "  depth        {}",
+        catalog
+            .depth(member.id)
+            .map_or("-".to_string(), |d| d.to_string())
+    );
+    for path in catalog.paths_to_root(member.id) {
+        println!(
+            "  path         {}",
+            catalog.path_coordinates(path).join(" > ")
+        );
+    }
+    Ok(())
+}

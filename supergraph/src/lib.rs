@@ -1,0 +1,27 @@
+//! `wayfinder-supergraph` turns a composed supergraph (or a plain GraphQL schema) into a
+//! [`Catalog`]: every member of the API schema that a client can see, keyed by schema
+//! coordinate, with description, signature, owning subgraphs, entity keys, deprecation,
+//! `@tag`s, relations, content hashes and paths to the roots.
+//!
+//! Data flows one way: [`source`] reads the document and derives the API schema;
+//! [`catalog`] builds members from it, reading federation facts through [`federation`] and
+//! hashing them through [`hash`]; [`paths`] walks from the roots; [`contract`] decides what a
+//! tenant's `@tag` filter lets it see.
+
+mod catalog;
+mod contract;
+mod error;
+mod federation;
+mod hash;
+mod member;
+mod paths;
+mod source;
+
+pub use catalog::{Catalog, CatalogOptions, Roots, PLAIN_SUBGRAPH};
+pub use contract::{Contract, ContractFilter};
+pub use error::{CatalogError, SchemaProblem};
+pub use member::{
+    Deprecation, EntityKey, FederationFacts, Member, MemberId, MemberKind, Override, Subgraph,
+    SubgraphId,
+};
+pub use paths::PathIndex;

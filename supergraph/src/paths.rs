@@ -1,0 +1,221 @@
+//! Paths from the roots to every member, computed once per catalog (and once per contract, over
+//! the members that contract may see).
+//!
+//! A path is a list of member ids that starts with a root field and ends with the member. Each
+//! next step belongs to what the previous one returns or accepts: a field of the returned type
+//! (or of a type that shares possible types with it: a union member, an implementer, an
+//! implemented interface), an argument of the field, an input field of the accepted input type,
+//! a value of the accepted enum, or, as the last step, the returned or accepted type itself.
+//!
+//! The search is a breadth-first walk over types, once from `Query`, then `Mutation`, then
+//! `Subscription`, so `Query` paths come first and, within a root, shorter paths first. Each type
+//! keeps up to `max_paths` paths that reach it, each through a different last step, which keeps
+//! the paths of its members varied. Interfaces that no field returns are reached through their
+//! implementers. Members' paths are the paths of their type (or field) plus themselves.
+
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use crate::catalog::Roots;
+use crate::member::{Member, MemberId, MemberKind};
+
+/// Paths to the roots of every member of a catalog (or of a contract's view of it).
+#[derive(Debug, Default, Clone)]
+pub struct PathIndex {
+    paths: Vec<Vec<Box<[MemberId]>>>,
+}
+
+impl PathIndex {
+    pub fn paths(&self, id: MemberId) -> &[Box<[MemberId]>] {
+        self.paths
+            .get(id.index())
+            .map_or(&[], |paths| paths.as_slice())
+    }
+
+    /// Length of the shortest stored path.
+    pub fn depth(&self, id: MemberId) -> Option<u32> {
+        self.paths(id).iter().map(|path| path.len() as u32).min()
+    }
+}
+
+pub(crate) fn compute(
+    members: &[Member],
+    roots: &Roots,
+    visible: &dyn Fn(MemberId) -> bool,
+    max_paths: usize,
+) -> PathIndex {
+    let mut walk = Walk {
+        members,
+        roots,
+        visible,
+        max_paths,
+        reaching: vec![Vec::new(); members.len()],
+        expanded: vec![false; members.len()],
+        queue: VecDeque::new(),
+    };
+    if max_paths > 0 {
+        for root in roots.in_order().filter(|root| visible(*root)) {
+            walk.expanded.fill(false);
+            walk.expanded[root.index()] = true;
+            walk.expand(root, &[]);
+            walk.drain();
+        }
+        while walk.reach_interfaces_through_implementers() {}
+    }
+    walk.member_paths()
+}
+
+/// The breadth-first walk's state.
+struct Walk<'a> {
+    members: &'a [Member],
+    roots: &'a Roots,
+    visible: &'a dyn Fn(MemberId) -> bool,
+    max_paths: usize,
+    /// Per type: paths whose last step returns or accepts it.
+    reaching: Vec<Vec<Rc<[MemberId]>>>,
+    /// Per type: expanded in the current phase.
+    expanded: Vec<bool>,
+    queue: VecDeque<(MemberId, Rc<[MemberId]>)>,
+}
+
+impl Walk<'_> {
+    fn drain(&mut self) {
+        while let Some((ty, path)) = self.queue.pop_front() {
+            self.expand(ty, &path);
+        }
+    }
+
+    /// Steps from a type reached by `path` into its fields, their arguments, or its input fields.
+    fn expand(&mut self, ty: MemberId, path: &[MemberId]) {
+        let members = self.members;
+        let member = &members[ty.index()];
+        match member.kind {
+            MemberKind::Object | MemberKind::Interface => {
+                for &field in &member.children {
+                    if !(self.visible)(field) {
+                        continue;
+                    }
+                    self.reach(members[field.index()].named_type, path, &[field]);
+                    for &argument in &members[field.index()].children {
+                        if (self.visible)(argument) {
+                            self.reach(
+                                members[argument.index()].named_type,
+                                path,
+                                &[field, argument],
+                            );
+                        }
+                    }
+                }
+            }
+            MemberKind::InputObject => {
+                for &field in &member.children {
+                    if (self.visible)(field) {
+                        self.reach(members[field.index()].named_type, path, &[field]);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `prefix + steps` reaches `ty` (and, for an abstract type, each of its possible types).
+    fn reach(&mut self, ty: Option<MemberId>, prefix: &[MemberId], steps: &[MemberId]) {
+        let Some(ty) = ty else { return };
+        let last = steps.last().copied();
+        let possible = &self.members[ty.index()].possible_types;
+        if !self.wants(ty, last) && !possible.iter().any(|p| self.wants(*p, last)) {
+            return;
+        }
+        let path: Rc<[MemberId]> = prefix.iter().chain(steps).copied().collect();
+        self.store(ty, &path);
+        for &possible in possible {
+            self.store(possible, &path);
+        }
+    }
+
+    fn wants(&self, ty: MemberId, last: Option<MemberId>) -> bool {
+        let reaching = &self.reaching[ty.index()];
+        (self.visible)(ty)
+            && !self.roots.contains(ty)
+            && reaching.len() < self.max_paths
+            && !reaching.iter().any(|path| path.last().copied() == last)
+    }
+
+    fn store(&mut self, ty: MemberId, path: &Rc<[MemberId]>) {
+        if !self.wants(ty, path.last().copied()) {
+            return;
+        }
+        self.reaching[ty.index()].push(path.clone());
+        if !self.expanded[ty.index()] {
+            self.expanded[ty.index()] = true;
+            self.queue.push_back((ty, path.clone()));
+        }
+    }
+
+    /// Gives interfaces that no field returns the paths of their implementers, then walks on
+    /// from them. Returns whether any interface gained a path.
+    fn reach_interfaces_through_implementers(&mut self) -> bool {
+        self.expanded.fill(false);
+        let mut gained = false;
+        let members = self.members;
+        for member in members {
+            let id = member.id;
+            if member.kind != MemberKind::Interface
+                || !self.reaching[id.index()].is_empty()
+                || !self.wants(id, None)
+            {
+                continue;
+            }
+            let reaching = &self.reaching;
+            let borrowed: Vec<Rc<[MemberId]>> = (0..self.max_paths)
+                .flat_map(|rank| {
+                    member
+                        .possible_types
+                        .iter()
+                        .filter_map(move |p| reaching[p.index()].get(rank).cloned())
+                })
+                .collect();
+            for path in borrowed {
+                self.store(id, &path);
+                gained = true;
+            }
+        }
+        self.drain();
+        gained
+    }
+
+    /// Every member's paths: its type's (or field's) paths, plus itself.
+    fn member_paths(&self) -> PathIndex {
+        let members = self.members;
+        let mut paths: Vec<Vec<Box<[MemberId]>>> = vec![Vec::new(); members.len()];
+        let extend = |base: &[MemberId], last: MemberId| -> Box<[MemberId]> {
+            base.iter().copied().chain([last]).collect()
+        };
+        for member in members {
+            let id = member.id;
+            if !(self.visible)(id) {
+                continue;
+            }
+            let own: Vec<Box<[MemberId]>> = match (member.kind, member.parent) {
+                (kind, _) if kind.is_type() => self.reaching[id.index()]
+                    .iter()
+                    .map(|path| extend(path, id))
+                    .collect(),
+                (MemberKind::Field, Some(ty)) if self.roots.contains(ty) => vec![Box::new([id])],
+                (MemberKind::Argument, Some(field)) => paths[field.index()]
+                    .iter()
+                    .map(|path| extend(path, id))
+                    .collect(),
+                (MemberKind::Field | MemberKind::InputField | MemberKind::EnumValue, Some(ty)) => {
+                    self.reaching[ty.index()]
+                        .iter()
+                        .map(|path| extend(path, id))
+                        .collect()
+                }
+                _ => Vec::new(),
+            };
+            paths[id.index()] = own;
+        }
+        PathIndex { paths }
+    }
+}
