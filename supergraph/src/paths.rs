@@ -7,13 +7,16 @@
 //! implemented interface), an argument of the field, an input field of the accepted input type,
 //! a value of the accepted enum, or, as the last step, the returned or accepted type itself.
 //!
-//! The search is a breadth-first walk over types, once from `Query`, then `Mutation`, then
-//! `Subscription`, so `Query` paths come first and, within a root, shorter paths first. Each type
-//! keeps up to `max_paths` paths that reach it, each through a different last step, which keeps
-//! the paths of its members varied. Interfaces that no field returns are reached through their
-//! implementers. Members' paths are the paths of their type (or field) plus themselves.
+//! The search is a shortest-first walk over types, once from `Query`, then `Mutation`, then
+//! `Subscription`, so `Query` paths come first and, within a root, shorter paths first; among
+//! paths of one length, a field that returns the type itself beats one that returns a union or
+//! interface it belongs to (`Query.repository` before `Query.node`). Each type keeps up to
+//! `max_paths` paths that reach it, each through a different last step, which keeps the paths of
+//! its members varied. Interfaces that no field returns are reached through their implementers.
+//! Members' paths are the paths of their type (or field) plus themselves.
 
-use std::collections::VecDeque;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 use std::rc::Rc;
 
 use crate::catalog::Roots;
@@ -51,7 +54,8 @@ pub(crate) fn compute(
         max_paths,
         reaching: vec![Vec::new(); members.len()],
         expanded: vec![false; members.len()],
-        queue: VecDeque::new(),
+        queue: BinaryHeap::new(),
+        pushed: 0,
     };
     if max_paths > 0 {
         for root in roots.in_order().filter(|root| visible(*root)) {
@@ -75,14 +79,65 @@ struct Walk<'a> {
     reaching: Vec<Vec<Rc<[MemberId]>>>,
     /// Per type: expanded in the current phase.
     expanded: Vec<bool>,
-    queue: VecDeque<(MemberId, Rc<[MemberId]>)>,
+    queue: BinaryHeap<Reverse<Candidate>>,
+    /// Candidates pushed so far: ties of cost go first in, first out.
+    pushed: u64,
+}
+
+/// A path that reaches a type, waiting its turn.
+struct Candidate {
+    /// Twice the path's length, plus one when the path reaches the type only as a possible type
+    /// of what its last step returns.
+    cost: usize,
+    order: u64,
+    ty: MemberId,
+    path: Rc<[MemberId]>,
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        (self.cost, self.order) == (other.cost, other.order)
+    }
+}
+impl Eq for Candidate {}
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.cost, self.order).cmp(&(other.cost, other.order))
+    }
 }
 
 impl Walk<'_> {
+    /// Takes candidates shortest first; a type expands with the first path it keeps.
     fn drain(&mut self) {
-        while let Some((ty, path)) = self.queue.pop_front() {
-            self.expand(ty, &path);
+        while let Some(Reverse(candidate)) = self.queue.pop() {
+            let Candidate { ty, path, .. } = candidate;
+            if !self.wants(ty, path.last().copied()) {
+                continue;
+            }
+            self.reaching[ty.index()].push(path.clone());
+            if !self.expanded[ty.index()] {
+                self.expanded[ty.index()] = true;
+                self.expand(ty, &path);
+            }
         }
+    }
+
+    fn push(&mut self, ty: MemberId, path: &Rc<[MemberId]>, indirect: bool) {
+        if !self.wants(ty, path.last().copied()) {
+            return;
+        }
+        self.pushed += 1;
+        self.queue.push(Reverse(Candidate {
+            cost: path.len() * 2 + indirect as usize,
+            order: self.pushed,
+            ty,
+            path: path.clone(),
+        }));
     }
 
     /// Steps from a type reached by `path` into its fields, their arguments, or its input fields.
@@ -127,9 +182,9 @@ impl Walk<'_> {
             return;
         }
         let path: Rc<[MemberId]> = prefix.iter().chain(steps).copied().collect();
-        self.store(ty, &path);
+        self.push(ty, &path, false);
         for &possible in possible {
-            self.store(possible, &path);
+            self.push(possible, &path, true);
         }
     }
 
@@ -139,17 +194,6 @@ impl Walk<'_> {
             && !self.roots.contains(ty)
             && reaching.len() < self.max_paths
             && !reaching.iter().any(|path| path.last().copied() == last)
-    }
-
-    fn store(&mut self, ty: MemberId, path: &Rc<[MemberId]>) {
-        if !self.wants(ty, path.last().copied()) {
-            return;
-        }
-        self.reaching[ty.index()].push(path.clone());
-        if !self.expanded[ty.index()] {
-            self.expanded[ty.index()] = true;
-            self.queue.push_back((ty, path.clone()));
-        }
     }
 
     /// Gives interfaces that no field returns the paths of their implementers, then walks on
@@ -176,7 +220,7 @@ impl Walk<'_> {
                 })
                 .collect();
             for path in borrowed {
-                self.store(id, &path);
+                self.push(id, &path, true);
                 gained = true;
             }
         }

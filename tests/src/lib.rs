@@ -1,1 +1,103 @@
+//! Helpers for Wayfinder's cross-crate tests: where the shared evaluation data lives, and
+//! loading its schemas and question sets. The data is read in place from `../shared` beside the
+//! repository (never copied into it); `WAYFINDER_SHARED` points elsewhere.
 
+use std::path::{Path, PathBuf};
+
+use wayfinder_supergraph::{Catalog, CatalogOptions};
+
+/// The shared folder: `$WAYFINDER_SHARED`, or `../shared` beside the repository.
+pub fn shared_dir() -> PathBuf {
+    let dir = match std::env::var_os("WAYFINDER_SHARED") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
+    };
+    assert!(
+        dir.join("eval").is_dir(),
+        "the shared evaluation data is missing: expected {}/eval (set WAYFINDER_SHARED)",
+        dir.display()
+    );
+    dir
+}
+
+/// A path under `shared/eval/schemas/`.
+pub fn schema_path(relative: &str) -> PathBuf {
+    shared_dir().join("eval/schemas").join(relative)
+}
+
+/// A path under the repository root.
+pub fn repo_path(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(relative)
+}
+
+/// Catalogs a shared schema with default options, panicking with the error if it does not load.
+pub fn catalog(relative: &str) -> Catalog {
+    let path = schema_path(relative);
+    Catalog::from_file(&path, CatalogOptions::default())
+        .unwrap_or_else(|error| panic!("{} does not load: {error}", path.display()))
+}
+
+/// The directories of the federation-gateway-audit suites, sorted.
+pub fn audit_suites() -> Vec<PathBuf> {
+    let root = schema_path("federated/federation-gateway-audit");
+    let mut suites: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|entry| entry.expect("readable directory entry").path())
+        .filter(|path| path.join("supergraph.graphql").is_file())
+        .collect();
+    suites.sort();
+    suites
+}
+
+/// One dev question: `{"id", "schema", "query", "expected", "kind"}`.
+#[derive(Debug, Clone)]
+pub struct Question {
+    pub id: String,
+    pub schema: String,
+    pub query: String,
+    pub expected: Vec<String>,
+    pub kind: String,
+}
+
+/// The three dev question sets, by set name.
+pub const DEV_SETS: [&str; 3] = ["github", "saleor", "spotify-supergraph"];
+
+/// The schema file of a question set, relative to `eval/schemas/`.
+pub fn set_schema(set: &str) -> &'static str {
+    match set {
+        "github" => "monolithic/github/schema.graphql",
+        "saleor" => "monolithic/saleor/schema.graphql",
+        "spotify-supergraph" => "federated/spotify-showcase/supergraph.graphql",
+        other => panic!("unknown question set {other}"),
+    }
+}
+
+pub fn questions(set: &str) -> Vec<Question> {
+    let path = shared_dir().join(format!("eval/questions/{set}.dev.jsonl"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .enumerate()
+        .map(|(number, line)| {
+            let value: serde_json::Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), number + 1));
+            let text = |key: &str| value[key].as_str().unwrap_or_default().to_string();
+            Question {
+                id: text("id"),
+                schema: text("schema"),
+                query: text("query"),
+                expected: value["expected"]
+                    .as_array()
+                    .map(|list| {
+                        list.iter()
+                            .filter_map(|c| c.as_str().map(String::from))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                kind: text("kind"),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,261 @@
+//! Every path the catalog gives for every member of the spotify supergraph obeys the path rules,
+//! checked step by step against the API schema itself (derived here with apollo-federation and
+//! read with apollo-compiler), not against the catalog's own relations.
+//!
+//! The rules: a path starts with a root field and ends with the member; after a field comes one
+//! of its arguments, or a field of a type whose possible types overlap the field's return type
+//! (the type itself, a union member, an implementer...), or, last, such a type; after an
+//! argument or input field comes an input field of its input type, or, last, that type or a
+//! value of that enum.
+
+use std::collections::{HashMap, HashSet};
+
+use apollo_compiler::schema::ExtendedType;
+use apollo_compiler::validation::Valid;
+use apollo_compiler::Schema;
+use wayfinder_supergraph::MemberKind;
+use wayfinder_tests::{catalog, schema_path};
+
+/// A coordinate, parsed from its text.
+#[derive(Debug)]
+enum Coordinate<'a> {
+    Type(&'a str),
+    /// `T.f`: a field, input field or enum value, depending on `T`.
+    Member(&'a str, &'a str),
+    Argument(&'a str, &'a str, &'a str),
+}
+
+fn parse(coordinate: &str) -> Coordinate<'_> {
+    if let Some((head, argument)) = coordinate
+        .strip_suffix(":)")
+        .and_then(|c| c.split_once('('))
+    {
+        let (ty, field) = head.split_once('.').expect("argument of a field");
+        return Coordinate::Argument(ty, field, argument);
+    }
+    match coordinate.split_once('.') {
+        Some((ty, member)) => Coordinate::Member(ty, member),
+        None => Coordinate::Type(coordinate),
+    }
+}
+
+struct Rules {
+    schema: Valid<Schema>,
+    possible: HashMap<String, HashSet<String>>,
+}
+
+impl Rules {
+    fn new(schema: Valid<Schema>) -> Self {
+        let implementers = schema.implementers_map();
+        let possible = schema
+            .types
+            .iter()
+            .map(|(name, ty)| {
+                let set: HashSet<String> = match ty {
+                    ExtendedType::Object(_) => [name.to_string()].into(),
+                    ExtendedType::Union(u) => u.members.iter().map(|m| m.to_string()).collect(),
+                    ExtendedType::Interface(_) => implementers
+                        .get(name)
+                        .map(|i| i.objects.iter().map(|o| o.to_string()).collect())
+                        .unwrap_or_default(),
+                    _ => [name.to_string()].into(),
+                };
+                (name.to_string(), set)
+            })
+            .collect();
+        Self { schema, possible }
+    }
+
+    fn overlaps(&self, a: &str, b: &str) -> bool {
+        a == b || !self.possible[a].is_disjoint(&self.possible[b])
+    }
+
+    fn is_root(&self, ty: &str) -> bool {
+        let s = &self.schema.schema_definition;
+        [&s.query, &s.mutation, &s.subscription]
+            .into_iter()
+            .flatten()
+            .any(|root| root.as_str() == ty)
+    }
+
+    /// The named type a field returns, or an argument / input field accepts.
+    fn type_of(&self, coordinate: &Coordinate<'_>) -> Option<String> {
+        match *coordinate {
+            Coordinate::Member(ty, name) => match self.schema.types.get(ty)? {
+                ExtendedType::Object(o) => {
+                    Some(o.fields.get(name)?.ty.inner_named_type().to_string())
+                }
+                ExtendedType::Interface(i) => {
+                    Some(i.fields.get(name)?.ty.inner_named_type().to_string())
+                }
+                ExtendedType::InputObject(i) => {
+                    Some(i.fields.get(name)?.ty.inner_named_type().to_string())
+                }
+                _ => None,
+            },
+            Coordinate::Argument(ty, field, argument) => {
+                let field = self.schema.type_field(ty, field).ok()?;
+                Some(
+                    field
+                        .argument_by_name(argument)?
+                        .ty
+                        .inner_named_type()
+                        .to_string(),
+                )
+            }
+            Coordinate::Type(_) => None,
+        }
+    }
+
+    fn is_field(&self, ty: &str, name: &str) -> bool {
+        matches!(
+            self.schema.types.get(ty),
+            Some(ExtendedType::Object(_) | ExtendedType::Interface(_))
+        ) && self.schema.type_field(ty, name).is_ok()
+    }
+
+    fn step(&self, previous: &str, next: &str, last: bool) -> Result<(), String> {
+        let prev = parse(previous);
+        let step = parse(next);
+        let returned = self
+            .type_of(&prev)
+            .ok_or_else(|| format!("{previous} is not a field, argument or input field"))?;
+        let prev_is_field = matches!(prev, Coordinate::Member(ty, name) if self.is_field(ty, name));
+        let ok = match step {
+            Coordinate::Argument(ty, field, argument) => {
+                matches!(prev, Coordinate::Member(t, f) if t == ty && f == field)
+                    && self
+                        .schema
+                        .type_field(ty, field)
+                        .ok()
+                        .and_then(|f| f.argument_by_name(argument))
+                        .is_some()
+            }
+            Coordinate::Member(ty, name) => match self.schema.types.get(ty) {
+                Some(ExtendedType::Object(_) | ExtendedType::Interface(_)) => {
+                    prev_is_field && self.overlaps(ty, &returned) && self.is_field(ty, name)
+                }
+                Some(ExtendedType::InputObject(input)) => {
+                    !prev_is_field && ty == returned && input.fields.contains_key(name)
+                }
+                Some(ExtendedType::Enum(e)) => {
+                    last && ty == returned && e.values.contains_key(name)
+                }
+                _ => false,
+            },
+            Coordinate::Type(ty) => {
+                last && self.schema.types.contains_key(ty)
+                    && if prev_is_field {
+                        self.overlaps(ty, &returned)
+                    } else {
+                        ty == returned
+                    }
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "{next} does not belong to what {previous} returns or accepts ({returned})"
+            ))
+        }
+    }
+
+    fn check(&self, member: &str, path: &[&str]) -> Result<(), String> {
+        let first = path.first().ok_or("empty path")?;
+        match parse(first) {
+            Coordinate::Member(ty, field) if self.is_root(ty) && self.is_field(ty, field) => {}
+            _ => return Err(format!("{first} is not a root field")),
+        }
+        if path.last() != Some(&member) {
+            return Err(format!("the path does not end with {member}"));
+        }
+        for (index, pair) in path.windows(2).enumerate() {
+            self.step(pair[0], pair[1], index + 2 == path.len())?;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn every_spotify_path_is_a_walk_from_a_root() {
+    let catalog = catalog("federated/spotify-showcase/supergraph.graphql");
+    let sdl = std::fs::read_to_string(schema_path("federated/spotify-showcase/supergraph.graphql"))
+        .unwrap();
+    let api = apollo_federation::Supergraph::new(&sdl)
+        .unwrap()
+        .to_api_schema(Default::default())
+        .unwrap();
+    let rules = Rules::new(api.schema().clone());
+
+    let mut paths = 0;
+    let mut without_path = Vec::new();
+    for member in catalog.members() {
+        let member_paths = catalog.paths_to_root(member.id);
+        for path in member_paths {
+            let coordinates = catalog.path_coordinates(path);
+            if let Err(problem) = rules.check(&member.coordinate, &coordinates) {
+                panic!("{}: path {coordinates:?}: {problem}", member.coordinate);
+            }
+            paths += 1;
+        }
+        let distinct: HashSet<_> = member_paths.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            member_paths.len(),
+            "{}: repeated paths",
+            member.coordinate
+        );
+        assert!(member_paths.len() <= catalog.options().max_paths);
+        // Lengths never decrease among the paths from one root type.
+        let root_of = |p: &Box<[wayfinder_supergraph::MemberId]>| catalog.member(p[0]).parent;
+        for pair in member_paths.windows(2) {
+            if root_of(&pair[0]) == root_of(&pair[1]) {
+                assert!(
+                    pair[0].len() <= pair[1].len(),
+                    "{}: longer path first",
+                    member.coordinate
+                );
+            }
+        }
+        let needs_path = !member.builtin
+            && !matches!(
+                member.kind,
+                MemberKind::Directive | MemberKind::DirectiveArgument
+            )
+            && !catalog.roots().contains(member.id);
+        if needs_path && member_paths.is_empty() {
+            without_path.push(member.coordinate.clone());
+        }
+    }
+    assert!(paths > 1000, "only {paths} paths checked");
+    // Nothing but a few unused input types and scalars is out of reach.
+    assert!(
+        without_path.len() <= 5,
+        "members without a path: {without_path:?}"
+    );
+}
+
+#[test]
+fn query_paths_come_before_mutation_payload_paths() {
+    let catalog = catalog("federated/spotify-showcase/supergraph.graphql");
+    let query = catalog.roots().query.unwrap();
+    for member in catalog.members() {
+        let roots: Vec<_> = catalog
+            .paths_to_root(member.id)
+            .iter()
+            .map(|path| catalog.member(path[0]).parent.unwrap())
+            .collect();
+        if let Some(first_non_query) = roots.iter().position(|r| *r != query) {
+            assert!(
+                roots[first_non_query..].iter().all(|r| *r != query),
+                "{}: a Query path after a Mutation one",
+                member.coordinate
+            );
+        }
+    }
+    // A type mutations return but queries also reach is reached from Query first.
+    let playlist = catalog.get("Playlist").unwrap();
+    let first = catalog.paths_to_root(playlist.id)[0][0];
+    assert_eq!(catalog.member(first).parent, Some(query));
+}
