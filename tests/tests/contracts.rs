@@ -1,0 +1,152 @@
+//! Contracts: `@tag` include/exclude filters decide what a tenant may see, with Apollo contract
+//! semantics, and paths within a contract use only what it may see.
+
+use std::collections::BTreeSet;
+
+use wayfinder_supergraph::{Catalog, Contract, ContractFilter};
+use wayfinder_tests::{catalog, repo_path};
+
+fn tags(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|n| n.to_string()).collect()
+}
+
+fn exclude(names: &[&str]) -> ContractFilter {
+    ContractFilter {
+        include_tags: BTreeSet::new(),
+        exclude_tags: tags(names),
+    }
+}
+
+fn shop() -> Catalog {
+    Catalog::from_file(
+        &repo_path("examples/bookshop/supergraph.graphql"),
+        Default::default(),
+    )
+    .unwrap()
+}
+
+fn visible(catalog: &Catalog, contract: &Contract, coordinate: &str) -> bool {
+    contract.is_visible(
+        catalog
+            .get(coordinate)
+            .unwrap_or_else(|| panic!("{coordinate}"))
+            .id,
+    )
+}
+
+/// Every path of every visible member is made of visible members, and invisible members have none.
+fn assert_paths_within(catalog: &Catalog, contract: &Contract) {
+    for member in catalog.members() {
+        let paths = contract.paths_to_root(member.id);
+        if !contract.is_visible(member.id) {
+            assert!(
+                paths.is_empty(),
+                "{} is invisible but has paths",
+                member.coordinate
+            );
+        }
+        for path in paths {
+            for step in path.iter() {
+                assert!(
+                    contract.is_visible(*step),
+                    "{}: path through invisible {}",
+                    member.coordinate,
+                    catalog.member(*step).coordinate
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn no_filter_sees_the_whole_api_schema() {
+    let shop = shop();
+    let staff = shop.contract(&ContractFilter::default());
+    assert_eq!(staff.visible_count(), shop.members().len());
+    assert!(visible(&shop, &staff, "Query.customer"));
+}
+
+#[test]
+fn excluding_internal_hides_tagged_members_and_what_depends_on_them() {
+    let shop = shop();
+    let public = shop.contract(&exclude(&["internal"]));
+    for hidden in [
+        "Query.customer",
+        "Query.customer(id:)",
+        "Customer.supportNotes",
+        "Book.costCents",
+        "Review.hidden",
+    ] {
+        assert!(!visible(&shop, &public, hidden), "{hidden} is visible");
+    }
+    for shown in [
+        "Query.me",
+        "Customer",
+        "Customer.email",
+        "Book.priceCents",
+        "Review.rating",
+        "Mutation.placeOrder(input:)",
+        "PlaceOrderInput.couponCode",
+        "OrderStatus.SHIPPED",
+    ] {
+        assert!(visible(&shop, &public, shown), "{shown} is hidden");
+    }
+    // Paths avoid the hidden root field: Customer was reachable through Query.customer too.
+    let customer = shop.get("Customer").unwrap();
+    for path in public.paths_to_root(customer.id) {
+        assert!(!shop.path_coordinates(path).contains(&"Query.customer"));
+    }
+    assert!(!public.paths_to_root(customer.id).is_empty());
+    assert_paths_within(&shop, &public);
+}
+
+#[test]
+fn a_type_left_without_fields_and_what_becomes_unreachable_are_hidden() {
+    let shop = shop();
+    // Include semantics: only tagged object fields are in; untagged types lose their fields.
+    let internal_only = shop.contract(&ContractFilter {
+        include_tags: tags(&["internal"]),
+        exclude_tags: BTreeSet::new(),
+    });
+    assert!(visible(&shop, &internal_only, "Query.customer"));
+    assert!(visible(&shop, &internal_only, "Customer.supportNotes"));
+    assert!(
+        !visible(&shop, &internal_only, "Customer.email"),
+        "untagged field in an include contract"
+    );
+    assert!(!visible(&shop, &internal_only, "Query.book"));
+    // Book's only included field is `costCents`, but no visible field returns Book: unreachable.
+    assert!(!visible(&shop, &internal_only, "Book"));
+    assert!(!visible(&shop, &internal_only, "Book.costCents"));
+    // Mutation has no included field left: the type goes, and with it the inputs only it took.
+    assert!(!visible(&shop, &internal_only, "Mutation"));
+    assert!(!visible(&shop, &internal_only, "PlaceOrderInput"));
+    assert!(!visible(&shop, &internal_only, "OrderStatus"));
+    assert_paths_within(&shop, &internal_only);
+}
+
+#[test]
+fn exclude_wins_over_include() {
+    let shop = shop();
+    let both = shop.contract(&ContractFilter {
+        include_tags: tags(&["internal"]),
+        exclude_tags: tags(&["internal"]),
+    });
+    assert!(!visible(&shop, &both, "Query.customer"));
+    assert!(!visible(&shop, &both, "Customer.supportNotes"));
+}
+
+#[test]
+fn spotify_public_contract_hides_query_user_and_keeps_paths_valid() {
+    let spotify = catalog("federated/spotify-showcase/supergraph.graphql");
+    let public = spotify.contract(&exclude(&["internal"]));
+    assert!(!visible(&spotify, &public, "Query.user"));
+    assert!(!visible(&spotify, &public, "Query.user(id:)"));
+    assert!(visible(&spotify, &public, "Query.me"));
+    assert!(
+        visible(&spotify, &public, "User"),
+        "User stays reachable through other fields"
+    );
+    assert!(public.visible_count() < spotify.members().len());
+    assert_paths_within(&spotify, &public);
+}
