@@ -242,7 +242,7 @@ fn read_links(document: &Valid<Schema>) -> Vec<Link> {
             let imports = directive
                 .specified_argument_by_name("import")
                 .and_then(|value| value.as_list())
-                .map(|items| items.iter().filter_map(|item| read_import(item)).collect())
+                .map(|items| items.iter().filter_map(read_import).collect())
                 .unwrap_or_default();
             let at = directive
                 .line_column_range(&document.sources)

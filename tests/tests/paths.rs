@@ -208,7 +208,7 @@ fn every_spotify_path_is_a_walk_from_a_root() {
         );
         assert!(member_paths.len() <= catalog.options().max_paths);
         // Lengths never decrease among the paths from one root type.
-        let root_of = |p: &Box<[wayfinder_supergraph::MemberId]>| catalog.member(p[0]).parent;
+        let root_of = |p: &[wayfinder_supergraph::MemberId]| catalog.member(p[0]).parent;
         for pair in member_paths.windows(2) {
             if root_of(&pair[0]) == root_of(&pair[1]) {
                 assert!(
