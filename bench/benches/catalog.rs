@@ -4,8 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use wayfinder_bench::{millis, quantile, schema_path};
+use wayfinder_bench::{millis, quantile};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
+use wayfinder_tests::schema_path;
 
 const SCHEMAS: [(&str, &str); 3] = [
     ("github", "monolithic/github/schema.graphql"),

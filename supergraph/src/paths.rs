@@ -15,7 +15,7 @@
 //! its members varied. Interfaces that no field returns are reached through their implementers.
 //! Members' paths are the paths of their type (or field) plus themselves.
 
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::rc::Rc;
 
@@ -84,38 +84,16 @@ struct Walk<'a> {
     pushed: u64,
 }
 
-/// A path that reaches a type, waiting its turn.
-struct Candidate {
-    /// Twice the path's length, plus one when the path reaches the type only as a possible type
-    /// of what its last step returns.
-    cost: usize,
-    order: u64,
-    ty: MemberId,
-    path: Rc<[MemberId]>,
-}
-
-impl PartialEq for Candidate {
-    fn eq(&self, other: &Self) -> bool {
-        (self.cost, self.order) == (other.cost, other.order)
-    }
-}
-impl Eq for Candidate {}
-impl PartialOrd for Candidate {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Candidate {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.cost, self.order).cmp(&(other.cost, other.order))
-    }
-}
+/// A path that reaches a type, waiting its turn: (cost, push order, type, path). The cost is
+/// twice the path's length, plus one when the path reaches the type only as a possible type of
+/// what its last step returns; the push order (unique) breaks ties first in, first out, so the
+/// path itself is never compared.
+type Candidate = (usize, u64, MemberId, Rc<[MemberId]>);
 
 impl Walk<'_> {
     /// Takes candidates shortest first; a type expands with the first path it keeps.
     fn drain(&mut self) {
-        while let Some(Reverse(candidate)) = self.queue.pop() {
-            let Candidate { ty, path, .. } = candidate;
+        while let Some(Reverse((_, _, ty, path))) = self.queue.pop() {
             if !self.wants(ty, path.last().copied()) {
                 continue;
             }
@@ -132,12 +110,9 @@ impl Walk<'_> {
             return;
         }
         self.pushed += 1;
-        self.queue.push(Reverse(Candidate {
-            cost: path.len() * 2 + indirect as usize,
-            order: self.pushed,
-            ty,
-            path: path.clone(),
-        }));
+        let cost = path.len() * 2 + indirect as usize;
+        self.queue
+            .push(Reverse((cost, self.pushed, ty, path.clone())));
     }
 
     /// Steps from a type reached by `path` into its fields, their arguments, or its input fields.

@@ -1,4 +1,4 @@
-//! Helpers for Wayfinder's cross-crate tests: where the shared evaluation data lives, and
+//! Helpers for Wayfinder's cross-crate tests and benchmarks: where the shared evaluation data lives, and
 //! loading its schemas and question sets. The data is read in place from `../shared` beside the
 //! repository (never copied into it); `WAYFINDER_SHARED` points elsewhere.
 

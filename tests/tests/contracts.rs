@@ -10,11 +10,15 @@ fn tags(names: &[&str]) -> BTreeSet<String> {
     names.iter().map(|n| n.to_string()).collect()
 }
 
-fn exclude(names: &[&str]) -> ContractFilter {
+fn filter(include: &[&str], exclude: &[&str]) -> ContractFilter {
     ContractFilter {
-        include_tags: BTreeSet::new(),
-        exclude_tags: tags(names),
+        include_tags: tags(include),
+        exclude_tags: tags(exclude),
     }
+}
+
+fn exclude(names: &[&str]) -> ContractFilter {
+    filter(&[], names)
 }
 
 fn shop() -> Catalog {
@@ -104,10 +108,7 @@ fn excluding_internal_hides_tagged_members_and_what_depends_on_them() {
 fn a_type_left_without_fields_and_what_becomes_unreachable_are_hidden() {
     let shop = shop();
     // Include semantics: only tagged object fields are in; untagged types lose their fields.
-    let internal_only = shop.contract(&ContractFilter {
-        include_tags: tags(&["internal"]),
-        exclude_tags: BTreeSet::new(),
-    });
+    let internal_only = shop.contract(&filter(&["internal"], &[]));
     assert!(visible(&shop, &internal_only, "Query.customer"));
     assert!(visible(&shop, &internal_only, "Customer.supportNotes"));
     assert!(
@@ -128,10 +129,7 @@ fn a_type_left_without_fields_and_what_becomes_unreachable_are_hidden() {
 #[test]
 fn exclude_wins_over_include() {
     let shop = shop();
-    let both = shop.contract(&ContractFilter {
-        include_tags: tags(&["internal"]),
-        exclude_tags: tags(&["internal"]),
-    });
+    let both = shop.contract(&filter(&["internal"], &["internal"]));
     assert!(!visible(&shop, &both, "Query.customer"));
     assert!(!visible(&shop, &both, "Customer.supportNotes"));
 }

@@ -2,7 +2,7 @@
 //! checked by hand against the schema files (counts from the eval README, owners and keys from
 //! the supergraph's join directives, deprecations from the SDL).
 
-use wayfinder_supergraph::{Catalog, MemberKind};
+use wayfinder_supergraph::{Catalog, Member, MemberKind};
 use wayfinder_tests::catalog;
 
 /// Named types a schema declares (GraphQL's built-in scalars excluded).
@@ -45,6 +45,18 @@ fn replacement(catalog: &Catalog, coordinate: &str) -> Option<String> {
     deprecation
         .replacement
         .map(|id| catalog.member(id).coordinate.clone())
+}
+
+/// The first member of a kind deprecated with exactly this reason.
+fn deprecated_with<'c>(catalog: &'c Catalog, kind: MemberKind, reason: &str) -> &'c Member {
+    catalog
+        .members()
+        .iter()
+        .find(|m| {
+            m.kind == kind
+                && m.deprecation.as_ref().and_then(|d| d.reason.as_deref()) == Some(reason)
+        })
+        .unwrap_or_else(|| panic!("no {} deprecated with {reason:?}", kind.as_str()))
 }
 
 #[test]
@@ -115,30 +127,14 @@ fn saleor_counts_and_deprecations() {
         .count();
     assert_eq!(deprecated, 596);
     // "Use `errors` field instead." on a payload field names its sibling.
-    let payload_field = saleor
-        .members()
-        .iter()
-        .find(|m| {
-            m.kind == MemberKind::Field
-                && m.deprecation.as_ref().and_then(|d| d.reason.as_deref())
-                    == Some("Use `errors` field instead.")
-        })
-        .expect("a payload field deprecated in favour of `errors`");
+    let payload_field = deprecated_with(&saleor, MemberKind::Field, "Use `errors` field instead.");
     let parent = &saleor.member(payload_field.parent.unwrap()).name;
     assert_eq!(
         replacement(&saleor, &payload_field.coordinate),
         Some(format!("{parent}.errors"))
     );
     // An argument deprecated for a sibling argument.
-    let argument = saleor
-        .members()
-        .iter()
-        .find(|m| {
-            m.kind == MemberKind::Argument
-                && m.deprecation.as_ref().and_then(|d| d.reason.as_deref())
-                    == Some("Use `where` filter instead.")
-        })
-        .expect("an argument deprecated in favour of `where`");
+    let argument = deprecated_with(&saleor, MemberKind::Argument, "Use `where` filter instead.");
     let field = &saleor.member(argument.parent.unwrap()).coordinate;
     assert_eq!(
         replacement(&saleor, &argument.coordinate),
