@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
+
+mod engine;
 use wayfinder_supergraph::{Catalog, CatalogOptions, MemberKind};
 
 #[derive(Parser)]
@@ -35,10 +37,43 @@ enum Command {
         #[arg(long, default_value_t = CatalogOptions::default().max_paths)]
         max_paths: usize,
     },
+    /// Build or update the vector cache for a schema, with a progress bar and a summary.
+    Index {
+        schema: PathBuf,
+        #[command(flatten)]
+        engine: engine::EngineArgs,
+    },
+    /// Search a schema: prints score, coordinate and first path to a root.
+    Search {
+        schema: PathBuf,
+        /// What you are looking for, in your own words.
+        words: String,
+        #[command(flatten)]
+        search: engine::SearchArgs,
+        #[command(flatten)]
+        engine: engine::EngineArgs,
+    },
+    /// Run a questions file (JSON lines) through the search and print recall and MRR.
+    Eval {
+        schema: PathBuf,
+        questions: PathBuf,
+        /// Write `{"id": ..., "results": [top-10 coordinates]}` a line.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        engine: engine::EngineArgs,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("WAYFINDER_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -50,6 +85,19 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> anyhow::Result<()> {
     match command {
+        Command::Index { schema, engine } => engine::index(&schema, &engine),
+        Command::Search {
+            schema,
+            words,
+            search,
+            engine,
+        } => engine::search(&schema, &words, &search, &engine),
+        Command::Eval {
+            schema,
+            questions,
+            out,
+            engine,
+        } => engine::eval(&schema, &questions, out.as_deref(), &engine),
         Command::Catalog {
             schema,
             coordinates,

@@ -19,7 +19,7 @@ use crate::member::{MemberId, MemberKind};
 use crate::paths::PathIndex;
 
 /// A tenant's `@tag` filter.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct ContractFilter {
     pub include_tags: BTreeSet<String>,
     pub exclude_tags: BTreeSet<String>,

@@ -1,3 +1,30 @@
-//! `wayfinder-workers`: the indexing and search engine over a [`wayfinder_supergraph::Catalog`]
-//! (actors that embed catalog documents into per-subgraph vector shards beside a lexical
-//! index, and the hybrid search over them). Under construction: nothing is exported yet.
+//! `wayfinder-workers` indexes catalogs and answers searches over them.
+//!
+//! Data flows one way: a [`Catalog`](wayfinder_supergraph::Catalog) becomes [`document`]s;
+//! documents feed the [`lexical`] index at once and, through the [`coordinator`] actor, the
+//! per-subgraph [`indexer`] actors, which embed what the [`cache`] lacks on the [`pool`] of
+//! [`embed`] workers and build [`vector`] shards; each step publishes a [`generation`];
+//! [`engine`] searches the current one, [`ranking`] fuses and orders, [`cursor`] pages.
+
+pub mod cache;
+pub mod config;
+mod coordinator;
+pub mod cursor;
+pub mod document;
+pub mod embed;
+pub mod engine;
+pub mod eval;
+pub mod generation;
+mod indexer;
+pub mod lexical;
+mod pool;
+pub mod ranking;
+pub mod status;
+pub mod vector;
+pub mod visibility;
+
+pub use config::{EngineConfig, ModelConfig, Pooling};
+pub use engine::{Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults};
+pub use generation::SearchMode;
+pub use ranking::Fusion;
+pub use status::IndexReport;

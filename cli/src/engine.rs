@@ -1,0 +1,192 @@
+//! The engine commands: `index`, `search` and `eval`. Each starts the same
+//! [`Engine`](wayfinder_workers::Engine) the router plugin runs, publishes one catalog and
+//! waits for its vectors (drawing a progress bar while texts are embedded).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
+use wayfinder_workers::eval::{evaluate, read_questions, Metrics};
+use wayfinder_workers::{Engine, EngineConfig, IndexReport, SearchRequest};
+
+/// Where the model, runtime and cache live, and how many threads embed.
+#[derive(Args, Clone)]
+pub struct EngineArgs {
+    /// Folder `scripts/setup` fetched the runtime and model into (and where the cache goes).
+    #[arg(long, env = "WAYFINDER_HOME", default_value = ".wayfinder")]
+    home: PathBuf,
+    /// Embedding worker threads (at most the machine's cores).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Keep vectors in memory only: neither read nor write the cache.
+    #[arg(long)]
+    no_cache: bool,
+}
+
+impl EngineArgs {
+    fn config(&self) -> EngineConfig {
+        let mut config = EngineConfig::default_in(&self.home);
+        if let Some(workers) = self.workers {
+            config.workers = workers;
+        }
+        if self.no_cache {
+            config.cache_dir = None;
+        }
+        config
+    }
+}
+
+/// An engine with `schema` published and indexed.
+struct Indexed {
+    engine: Engine,
+    report: IndexReport,
+    lexical_seconds: f64,
+}
+
+fn index_schema(schema: &Path, args: &EngineArgs, require_model: bool) -> anyhow::Result<Indexed> {
+    let catalog = Arc::new(Catalog::from_file(schema, CatalogOptions::default())?);
+    for warning in catalog.warnings() {
+        eprintln!("wayfinder: warning: {}:{warning}", catalog.source_name());
+    }
+    let engine = Engine::start(args.config())?;
+    if let Some(error) = engine.model_error() {
+        if require_model {
+            anyhow::bail!("{error}");
+        }
+        eprintln!("wayfinder: warning: {error}; searching lexically only");
+    }
+    if let Some(warning) = engine.cache_warning() {
+        eprintln!("wayfinder: warning: {warning}");
+    }
+    let published = engine.publish(catalog)?;
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{spinner} embedding {pos}/{len} texts [{bar:30}] {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let report = loop {
+        if let Some(report) = engine.wait_indexed(published.publication, Duration::from_millis(200)) {
+            break report;
+        }
+        let (done, total, rate) = engine.progress();
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(format!("{rate:.0} texts/s"));
+    };
+    bar.finish_and_clear();
+    for (shard, error) in &report.failed_shards {
+        eprintln!("wayfinder: warning: shard {shard} is lexical-only: {error}");
+    }
+    for warning in &report.warnings {
+        eprintln!("wayfinder: warning: {warning}");
+    }
+    Ok(Indexed {
+        engine,
+        report,
+        lexical_seconds: published.lexical_seconds,
+    })
+}
+
+pub fn index(schema: &Path, args: &EngineArgs) -> anyhow::Result<()> {
+    let indexed = index_schema(schema, args, true)?;
+    let report = &indexed.report;
+    println!("documents      {}", report.documents);
+    println!("shards         {} ({} rebuilt)", report.shards, report.shards_rebuilt);
+    println!("embedded now   {}", report.embedded);
+    println!("from cache     {}", report.reused);
+    println!("lexical ready  {:.2} s", indexed.lexical_seconds);
+    println!("seconds        {:.2}", report.seconds);
+    println!("texts/s        {:.1}", report.texts_per_second());
+    if !report.failed_shards.is_empty() {
+        anyhow::bail!("{} shard(s) could not be indexed", report.failed_shards.len());
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct SearchArgs {
+    /// Results to print.
+    #[arg(long, default_value_t = 10)]
+    first: usize,
+    /// Only results with at least this score.
+    #[arg(long)]
+    min_score: Option<f64>,
+    /// Continue after this cursor (from an earlier page of the same search).
+    #[arg(long)]
+    after: Option<String>,
+    /// Search as a tenant whose contract includes these `@tag`s (repeatable).
+    #[arg(long = "include-tag")]
+    include_tags: Vec<String>,
+    /// ... and excludes these `@tag`s (repeatable).
+    #[arg(long = "exclude-tag")]
+    exclude_tags: Vec<String>,
+}
+
+pub fn search(schema: &Path, words: &str, search: &SearchArgs, args: &EngineArgs) -> anyhow::Result<()> {
+    let indexed = index_schema(schema, args, false)?;
+    let contract = ContractFilter {
+        include_tags: search.include_tags.iter().cloned().collect(),
+        exclude_tags: search.exclude_tags.iter().cloned().collect(),
+    };
+    let started = Instant::now();
+    let results = indexed.engine.search(&SearchRequest {
+        query: words,
+        first: search.first,
+        after: search.after.as_deref(),
+        min_score: search.min_score,
+        contract: Some(&contract),
+    })?;
+    let elapsed = started.elapsed();
+    let mut out = std::io::stdout().lock();
+    for hit in &results.hits {
+        let path = results
+            .paths_to_root(hit.member)
+            .into_iter()
+            .next()
+            .map(|p| p.join(" > "))
+            .unwrap_or_else(|| "-".into());
+        writeln!(out, "{:.3}  {}  {}", hit.score, hit.coordinate, path)?;
+    }
+    if let Some(last) = results.hits.last() {
+        writeln!(out, "next page: --after {}", last.cursor)?;
+    }
+    eprintln!(
+        "{} results, {:?} mode, generation {}, {:.1} ms",
+        results.hits.len(),
+        results.mode,
+        results.generation,
+        elapsed.as_secs_f64() * 1e3
+    );
+    Ok(())
+}
+
+pub fn eval(schema: &Path, questions: &Path, out: Option<&Path>, args: &EngineArgs) -> anyhow::Result<()> {
+    let questions = read_questions(questions)?;
+    let indexed = index_schema(schema, args, false)?;
+    let report = evaluate(&indexed.engine, &questions)?;
+    if let Some(out) = out {
+        let mut lines = String::new();
+        for answer in &report.answers {
+            lines.push_str(&serde_json::json!({"id": answer.id, "results": answer.results}).to_string());
+            lines.push('\n');
+        }
+        std::fs::write(out, lines).with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    println!("{:<22} {:>4} {:>6} {:>6} {:>6} {:>7}", "kind", "n", "R@1", "R@5", "R@10", "MRR@10");
+    let row = |name: &str, m: &Metrics| {
+        println!(
+            "{:<22} {:>4} {:>6.3} {:>6.3} {:>6.3} {:>7.3}",
+            name, m.questions, m.recall_at_1, m.recall_at_5, m.recall_at_10, m.mrr_at_10
+        )
+    };
+    for (kind, metrics) in &report.by_kind {
+        row(kind, metrics);
+    }
+    row("overall", &report.overall);
+    Ok(())
+}

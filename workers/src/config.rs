@@ -1,0 +1,114 @@
+//! Engine configuration: which embedding model to run, where the vector cache lives, how many
+//! worker threads embed. Plain serde structs, so the CLI and the router plugin read the same keys.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// How token vectors become one text vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Pooling {
+    /// Mean over the tokens the attention mask keeps (sentence-transformers models).
+    #[default]
+    Mean,
+    /// The first token's vector (BERT-style `[CLS]` models such as bge).
+    Cls,
+}
+
+/// An ONNX sentence-embedding model and the ONNX Runtime library that runs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// The ONNX Runtime shared library (`libonnxruntime.so`, 1.31 or newer).
+    pub runtime: PathBuf,
+    /// The model file; inputs `input_ids`, `attention_mask` (and `token_type_ids` if it has
+    /// them), output `[batch, tokens, dimension]` hidden states.
+    pub onnx: PathBuf,
+    /// The Hugging Face `tokenizer.json` of the model.
+    pub tokenizer: PathBuf,
+    #[serde(default)]
+    pub pooling: Pooling,
+    /// Width of the model's vectors.
+    pub dimension: usize,
+    /// Texts are cut to this many tokens before embedding.
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: usize,
+    /// Prepended to every query (e5/bge-style models expect one); empty for MiniLM.
+    #[serde(default)]
+    pub query_prefix: String,
+}
+
+fn default_max_tokens() -> usize {
+    256
+}
+
+impl ModelConfig {
+    /// The model and runtime that `scripts/setup` fetches into `home` (`.wayfinder/` by default):
+    /// all-MiniLM-L6-v2 with int8 weights, 384 dimensions, mean pooling.
+    pub fn default_in(home: &Path) -> Self {
+        let model = home.join("models/all-MiniLM-L6-v2-int8");
+        ModelConfig {
+            runtime: home.join("lib/libonnxruntime.so.1.31.1"),
+            onnx: model.join("model.onnx"),
+            tokenizer: model.join("tokenizer.json"),
+            pooling: Pooling::Mean,
+            dimension: 384,
+            max_tokens: default_max_tokens(),
+            query_prefix: String::new(),
+        }
+    }
+}
+
+/// Everything the engine needs besides the catalogs it is given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineConfig {
+    pub model: ModelConfig,
+    /// Folder of the persistent vector cache; `None` keeps vectors in memory only.
+    #[serde(default)]
+    pub cache_dir: Option<PathBuf>,
+    /// Embedding worker threads, each with its own ONNX session. Capped at the machine's cores.
+    #[serde(default = "default_workers")]
+    pub workers: usize,
+    /// Texts per model call; batches are cut from texts sorted by length.
+    #[serde(default = "default_batch_size")]
+    pub batch_size: usize,
+    /// Query vectors kept in memory, most recently used first.
+    #[serde(default = "default_query_cache")]
+    pub query_cache: usize,
+}
+
+fn default_workers() -> usize {
+    available_cores()
+}
+
+fn default_batch_size() -> usize {
+    32
+}
+
+fn default_query_cache() -> usize {
+    1024
+}
+
+pub(crate) fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+impl EngineConfig {
+    /// The default model in `home`, its cache in `home/cache`.
+    pub fn default_in(home: &Path) -> Self {
+        EngineConfig {
+            model: ModelConfig::default_in(home),
+            cache_dir: Some(home.join("cache")),
+            workers: default_workers(),
+            batch_size: default_batch_size(),
+            query_cache: default_query_cache(),
+        }
+    }
+
+    /// Worker threads actually started: at least one, at most the machine's cores.
+    pub fn worker_threads(&self) -> usize {
+        self.workers.clamp(1, available_cores())
+    }
+}

@@ -1,0 +1,256 @@
+//! The coordinator: receives each published catalog, diffs its shards against what is already
+//! built, and sends only the changed ones to their subgraph's indexer actor.
+//!
+//! A shard's identity is a hash over its documents' keys and text hashes, so a change anywhere
+//! in the text of one of its documents (its own description, or the description of a type it
+//! returns) marks it changed, and an untouched shard is reused as it is. The coordinator
+//! publishes a generation as soon as it has decided (reused shards answer with vectors at once,
+//! changed ones lexically) and another when the last changed shard is done; a newer catalog
+//! simply supersedes an older one still being indexed.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use actix::{Actor, ActorFutureExt as _, Addr, AsyncContext as _, Context, Handler, Message, Supervisor, WrapFuture as _};
+use wayfinder_supergraph::{Catalog, MemberId};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::cache::{write_atomically, VectorCache};
+use crate::document::Document;
+use crate::engine::Shared;
+use crate::generation::{Generation, ShardState};
+use crate::indexer::{BuildShard, IndexerContext, ShardBuilt, ShardIndexer};
+use crate::lexical::LexicalIndex;
+use crate::status::IndexReport;
+use crate::vector::VectorShard;
+
+/// A catalog to index, with what the engine already built for it synchronously.
+pub(crate) struct Reindex {
+    pub publication: u64,
+    pub catalog: Arc<Catalog>,
+    pub documents: Arc<[Document]>,
+    pub lexical: Arc<LexicalIndex>,
+    pub keys: Arc<HashMap<u64, MemberId>>,
+    pub started: Instant,
+}
+
+impl Message for Reindex {
+    type Result = ();
+}
+
+pub(crate) struct Coordinator {
+    pub shared: Arc<Shared>,
+    /// `Err` holds why no vectors can be made (the model did not load): every shard is then
+    /// lexical-only.
+    pub vectors: Result<IndexerContext, String>,
+    pub indexers: HashMap<String, Addr<ShardIndexer>>,
+    /// The newest shard built per subgraph name, with the hash of the documents it holds.
+    pub built: HashMap<String, (u64, Arc<VectorShard>)>,
+    pub active: Option<Publication>,
+}
+
+pub(crate) struct Publication {
+    request: Reindex,
+    shards: Vec<ShardState>,
+    hashes: Vec<u64>,
+    pending: usize,
+    report: IndexReport,
+}
+
+impl Actor for Coordinator {
+    type Context = Context<Self>;
+}
+
+impl Handler<Reindex> for Coordinator {
+    type Result = ();
+
+    fn handle(&mut self, request: Reindex, ctx: &mut Context<Self>) {
+        let catalog = Arc::clone(&request.catalog);
+        let subgraphs = catalog.subgraphs();
+        let mut groups: Vec<Vec<usize>> = vec![Vec::new(); subgraphs.len()];
+        for (i, document) in request.documents.iter().enumerate() {
+            if let Some(group) = groups.get_mut(document.shard.index()) {
+                group.push(i);
+            }
+        }
+        let mut report = IndexReport {
+            publication: request.publication,
+            documents: request.documents.len(),
+            shards: groups.iter().filter(|g| !g.is_empty()).count(),
+            ..IndexReport::default()
+        };
+        if let Some(context) = self.vectors.as_ref().ok() {
+            context.progress.begin(context.epoch);
+        }
+        let mut shards = Vec::with_capacity(groups.len());
+        let mut hashes = Vec::with_capacity(groups.len());
+        for (subgraph, members) in subgraphs.iter().zip(groups) {
+            let hash = shard_hash(&request.documents, &members);
+            hashes.push(hash);
+            if members.is_empty() {
+                shards.push(ShardState::Empty);
+                continue;
+            }
+            if let Some((built_hash, shard)) = self.built.get(&subgraph.name) {
+                if *built_hash == hash {
+                    shards.push(ShardState::Ready(Arc::clone(shard)));
+                    continue;
+                }
+            }
+            let context = match &self.vectors {
+                Ok(context) => context.clone(),
+                Err(reason) => {
+                    shards.push(ShardState::Failed(Arc::from(reason.as_str())));
+                    continue;
+                }
+            };
+            shards.push(ShardState::Building);
+            report.shards_rebuilt += 1;
+            let indexer = self
+                .indexers
+                .entry(subgraph.name.clone())
+                .or_insert_with(|| {
+                    let name = subgraph.name.clone();
+                    Supervisor::start(move |_| ShardIndexer { name, context })
+                });
+            let build = indexer.send(BuildShard {
+                documents: Arc::clone(&request.documents),
+                members,
+            });
+            let (publication, name, index) = (request.publication, subgraph.name.clone(), shards.len() - 1);
+            ctx.spawn(build.into_actor(self).map(move |reply, coordinator, _| {
+                let result = reply.unwrap_or_else(|e| Err(format!("the shard indexer is gone: {e}")));
+                coordinator.shard_done(publication, index, name, hash, result);
+            }));
+        }
+        let pending = shards.iter().filter(|s| matches!(s, ShardState::Building)).count();
+        tracing::info!(
+            publication = request.publication,
+            documents = report.documents,
+            shards = report.shards,
+            rebuilt = pending,
+            "catalog received"
+        );
+        self.active = Some(Publication {
+            request,
+            shards,
+            hashes,
+            pending,
+            report,
+        });
+        self.install();
+        if pending == 0 {
+            self.finish();
+        }
+    }
+}
+
+impl Coordinator {
+    fn shard_done(
+        &mut self,
+        publication: u64,
+        index: usize,
+        name: String,
+        hash: u64,
+        result: Result<ShardBuilt, String>,
+    ) {
+        let state = match result {
+            Ok(built) => {
+                let shard = Arc::clone(&built.shard);
+                self.built.insert(name.clone(), (hash, built.shard));
+                if let Some(active) = self.active.as_mut().filter(|a| a.request.publication == publication) {
+                    active.report.embedded += built.embedded;
+                    active.report.reused += built.reused;
+                }
+                ShardState::Ready(shard)
+            }
+            Err(error) => {
+                tracing::error!(shard = %name, %error, "indexing failed; the shard stays lexical-only");
+                if let Some(active) = self.active.as_mut().filter(|a| a.request.publication == publication) {
+                    active.report.failed_shards.push((name, error.clone()));
+                }
+                ShardState::Failed(Arc::from(error))
+            }
+        };
+        let Some(active) = self.active.as_mut().filter(|a| a.request.publication == publication) else {
+            return; // superseded by a newer catalog; the built shard is kept for reuse
+        };
+        if active.hashes.get(index) == Some(&hash) && matches!(active.shards[index], ShardState::Building) {
+            active.shards[index] = state;
+            active.pending -= 1;
+            if active.pending == 0 {
+                self.install();
+                self.finish();
+            }
+        }
+    }
+
+    /// Makes the active publication's current state the searchable generation.
+    fn install(&mut self) {
+        let Some(active) = &self.active else { return };
+        let id = self.shared.next_generation();
+        let request = &active.request;
+        self.shared.install(Generation {
+            id,
+            catalog: Arc::clone(&request.catalog),
+            documents: Arc::clone(&request.documents),
+            lexical: Arc::clone(&request.lexical),
+            shards: active.shards.clone(),
+            keys: Arc::clone(&request.keys),
+        });
+    }
+
+    /// The active publication is fully indexed: save the cache, report, wake waiters.
+    fn finish(&mut self) {
+        let Some(active) = self.active.as_mut() else { return };
+        let mut report = std::mem::take(&mut active.report);
+        report.generation = self.shared.current_generation();
+        if let Ok(context) = &self.vectors {
+            if let Some(error) = save(&context.cache) {
+                report.warnings.push(error);
+            }
+        }
+        report.seconds = active.request.started.elapsed().as_secs_f64();
+        tracing::info!(
+            publication = report.publication,
+            generation = report.generation,
+            documents = report.documents,
+            embedded = report.embedded,
+            reused = report.reused,
+            failed_shards = report.failed_shards.len(),
+            seconds = report.seconds,
+            "index ready"
+        );
+        let publication = report.publication;
+        self.shared.status.update(|state| {
+            state.indexed = state.indexed.max(publication);
+            state.report = Some(report);
+        });
+    }
+}
+
+fn save(cache: &Mutex<VectorCache>) -> Option<String> {
+    let snapshot = {
+        let mut cache = cache.lock().ok()?;
+        if cache.unsaved() == 0 {
+            return None;
+        }
+        cache.snapshot()
+    };
+    let (path, bytes) = snapshot?;
+    write_atomically(&path, &bytes).err().map(|e| {
+        tracing::warn!(error = %e, "cannot save the vector cache");
+        e.to_string()
+    })
+}
+
+/// Identity of a shard's content: its documents' keys and text hashes, in catalog order.
+fn shard_hash(documents: &[Document], members: &[usize]) -> u64 {
+    let mut hasher = Xxh3::new();
+    for &i in members {
+        hasher.update(&documents[i].key.to_le_bytes());
+        hasher.update(&documents[i].text_hash.to_le_bytes());
+    }
+    hasher.digest()
+}

@@ -1,0 +1,253 @@
+//! Embedding: texts to unit vectors with a local ONNX sentence-embedding model.
+//!
+//! One [`Embedder`] owns one ONNX Runtime session (sessions run with `&mut self`), so each
+//! worker thread of the pool and the query path hold their own. Texts are tokenized one by one,
+//! padded to the longest in the batch (callers sort by length so padding stays small), run, and
+//! pooled over the attention mask, then L2-normalised so a dot product is a cosine.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use ort::session::Session;
+use ort::value::Tensor;
+use tokenizers::{Tokenizer, TruncationParams};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::config::{ModelConfig, Pooling};
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EmbedError {
+    #[error("cannot load the ONNX Runtime library {path}: {message}")]
+    Runtime { path: PathBuf, message: String },
+    #[error("cannot read {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("cannot load the model {path}: {message}")]
+    Model { path: PathBuf, message: String },
+    #[error("cannot load the tokenizer {path}: {message}")]
+    Tokenizer { path: PathBuf, message: String },
+    #[error("the model {path} gives vectors of width {actual}, the configuration says {expected}")]
+    Dimension {
+        path: PathBuf,
+        expected: usize,
+        actual: usize,
+    },
+    #[error("embedding failed: {0}")]
+    Inference(String),
+}
+
+/// The ONNX Runtime library can be loaded once per process; every later session reuses it.
+static RUNTIME: OnceLock<Mutex<Option<(PathBuf, ort::environment::Environment)>>> =
+    OnceLock::new();
+
+fn environment(library: &Path) -> Result<ort::environment::Environment, EmbedError> {
+    let runtime_error = |message: String| EmbedError::Runtime {
+        path: library.to_path_buf(),
+        message,
+    };
+    let slot = RUNTIME.get_or_init(|| Mutex::new(None));
+    let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((loaded, environment)) = slot.as_ref() {
+        if loaded != library {
+            return Err(runtime_error(format!(
+                "this process already runs ONNX Runtime from {}",
+                loaded.display()
+            )));
+        }
+        return Ok(environment.clone());
+    }
+    if !library.is_file() {
+        return Err(runtime_error(
+            "no such file (run scripts/setup to fetch it)".into(),
+        ));
+    }
+    let environment = ort::init_from(library)
+        .map_err(|e| runtime_error(e.to_string()))?
+        .with_name("wayfinder")
+        .build()
+        .map_err(|e| runtime_error(e.to_string()))?;
+    *slot = Some((library.to_path_buf(), environment.clone()));
+    Ok(environment)
+}
+
+/// Identifies what a vector was made by: the model file, its tokenizer and the settings that
+/// change the output. The vector cache is keyed by it.
+pub fn model_key(config: &ModelConfig) -> Result<u64, EmbedError> {
+    let mut hasher = Xxh3::new();
+    for path in [&config.onnx, &config.tokenizer] {
+        let bytes = std::fs::read(path).map_err(|e| EmbedError::Read {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        hasher.update(&bytes);
+    }
+    let pooling = match config.pooling {
+        Pooling::Mean => 0u8,
+        Pooling::Cls => 1,
+    };
+    hasher.update(&[pooling]);
+    hasher.update(&(config.dimension as u64).to_le_bytes());
+    hasher.update(&(config.max_tokens as u64).to_le_bytes());
+    Ok(hasher.digest())
+}
+
+pub struct Embedder {
+    session: Session,
+    tokenizer: Tokenizer,
+    pooling: Pooling,
+    dimension: usize,
+    takes_token_types: bool,
+    onnx: PathBuf,
+}
+
+impl Embedder {
+    /// Loads the model with `threads` intra-op threads.
+    pub fn load(config: &ModelConfig, threads: usize) -> Result<Self, EmbedError> {
+        let environment = environment(&config.runtime)?;
+        let model_error = |message: String| EmbedError::Model {
+            path: config.onnx.clone(),
+            message,
+        };
+        if !config.onnx.is_file() {
+            return Err(model_error("no such file (run scripts/setup to fetch it)".into()));
+        }
+        let session = Session::builder(&environment)
+            .map_err(|e| model_error(e.to_string()))?
+            .with_intra_threads(threads.max(1))
+            .map_err(|e| model_error(e.to_string()))?
+            .commit_from_file(&config.onnx)
+            .map_err(|e| model_error(e.to_string()))?;
+        let input_names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
+        for required in ["input_ids", "attention_mask"] {
+            if !input_names.contains(&required) {
+                return Err(model_error(format!(
+                    "it has no `{required}` input (inputs: {})",
+                    input_names.join(", ")
+                )));
+            }
+        }
+        let takes_token_types = input_names.contains(&"token_type_ids");
+
+        let tokenizer_error = |message: String| EmbedError::Tokenizer {
+            path: config.tokenizer.clone(),
+            message,
+        };
+        let mut tokenizer =
+            Tokenizer::from_file(&config.tokenizer).map_err(|e| tokenizer_error(e.to_string()))?;
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: config.max_tokens.max(8),
+                ..Default::default()
+            }))
+            .map_err(|e| tokenizer_error(e.to_string()))?;
+
+        let mut embedder = Embedder {
+            session,
+            tokenizer,
+            pooling: config.pooling,
+            dimension: config.dimension,
+            takes_token_types,
+            onnx: config.onnx.clone(),
+        };
+        // One call proves the model runs and has the configured width before any document
+        // depends on it.
+        embedder.embed(&["wayfinder"])?;
+        Ok(embedder)
+    }
+
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    /// Unit vectors for `texts`, in order.
+    pub fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let encodings = texts
+            .iter()
+            .map(|text| self.tokenizer.encode(*text, true))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| EmbedError::Inference(format!("tokenizing: {e}")))?;
+        let batch = encodings.len();
+        let width = encodings.iter().map(|e| e.len()).max().unwrap_or(1).max(1);
+        let mut ids = vec![0i64; batch * width];
+        let mut mask = vec![0i64; batch * width];
+        let mut types = vec![0i64; batch * width];
+        for (row, encoding) in encodings.iter().enumerate() {
+            let base = row * width;
+            for (i, &id) in encoding.get_ids().iter().enumerate() {
+                ids[base + i] = i64::from(id);
+                mask[base + i] = 1;
+            }
+            for (i, &ty) in encoding.get_type_ids().iter().enumerate() {
+                types[base + i] = i64::from(ty);
+            }
+        }
+        let shape = [batch as i64, width as i64];
+        let tensor = |data: Vec<i64>| {
+            Tensor::from_array((shape, data)).map_err(|e| EmbedError::Inference(e.to_string()))
+        };
+        let mut inputs = ort::inputs![
+            "input_ids" => tensor(ids)?,
+            "attention_mask" => tensor(mask.clone())?,
+        ];
+        if self.takes_token_types {
+            inputs.push(("token_type_ids".into(), tensor(types)?.into()));
+        }
+        let outputs = self
+            .session
+            .run(inputs)
+            .map_err(|e| EmbedError::Inference(e.to_string()))?;
+        let (out_shape, hidden) = outputs[0]
+            .try_extract_tensor::<f32>()
+            .map_err(|e| EmbedError::Inference(e.to_string()))?;
+        let dims: Vec<i64> = out_shape.iter().copied().collect();
+        let actual = dims.last().copied().unwrap_or(0) as usize;
+        if dims.len() != 3 || actual != self.dimension {
+            return Err(EmbedError::Dimension {
+                path: self.onnx.clone(),
+                expected: self.dimension,
+                actual,
+            });
+        }
+        let seq = dims[1] as usize;
+        let dim = self.dimension;
+        let mut vectors = Vec::with_capacity(batch);
+        for row in 0..batch {
+            let mut vector = vec![0f32; dim];
+            match self.pooling {
+                Pooling::Cls => vector.copy_from_slice(&hidden[row * seq * dim..][..dim]),
+                Pooling::Mean => {
+                    let mut kept = 0f32;
+                    for token in 0..seq.min(width) {
+                        if mask[row * width + token] == 0 {
+                            continue;
+                        }
+                        kept += 1.0;
+                        let start = (row * seq + token) * dim;
+                        for (v, h) in vector.iter_mut().zip(&hidden[start..start + dim]) {
+                            *v += h;
+                        }
+                    }
+                    vector.iter_mut().for_each(|v| *v /= kept.max(1.0));
+                }
+            }
+            normalize(&mut vector);
+            vectors.push(vector);
+        }
+        Ok(vectors)
+    }
+}
+
+pub(crate) fn normalize(vector: &mut [f32]) {
+    let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|v| *v /= norm);
+    }
+}
+
+/// Dot product; the cosine of two unit vectors.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}

@@ -1,0 +1,487 @@
+//! The engine: the one entry point the CLI and the router plugin share.
+//!
+//! `Engine::start` runs the actor system (coordinator, shard indexers, embedding pool) on a
+//! thread of its own and loads a query-side model session. `publish` turns a catalog into
+//! documents and a lexical index at once (so search answers lexically within moments), then
+//! hands it to the coordinator for vectors. `search` reads the current generation: lexical
+//! and vector candidates (both filtered by the caller's contract), fused, deprecated members
+//! placed below their replacements, paged by signed cursors.
+
+use std::collections::HashMap;
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use actix::{Actor, Addr};
+use arc_swap::ArcSwapOption;
+use lru::LruCache;
+use wayfinder_supergraph::{Catalog, Contract, ContractFilter, MemberId};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::cache::VectorCache;
+use crate::config::EngineConfig;
+use crate::coordinator::{Coordinator, Reindex};
+use crate::cursor::{CursorCodec, CursorError};
+use crate::document::documents;
+use crate::embed::{model_key, EmbedError, Embedder};
+use crate::generation::{Generation, SearchMode, ShardState};
+use crate::indexer::IndexerContext;
+use crate::lexical::{LexicalError, LexicalIndex};
+use crate::ranking::{demote_deprecated, fuse, Fusion};
+use crate::status::{IndexReport, Progress, Status};
+use crate::vector::VectorError;
+use crate::visibility::Visibility;
+
+/// Longest query accepted, in characters.
+pub const MAX_QUERY_CHARS: usize = 1000;
+/// Largest page (`first`) accepted.
+pub const MAX_FIRST: usize = 100;
+/// Candidates taken from each list before fusion, at least.
+const CANDIDATE_DEPTH: usize = 100;
+/// Contracts kept per catalog (one per distinct tenant filter).
+const CONTRACTS_KEPT: usize = 64;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot start the engine thread: {0}")]
+    Thread(String),
+    #[error(transparent)]
+    Lexical(#[from] LexicalError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("no schema has been indexed yet")]
+    NotReady,
+    #[error("`query` has {chars} characters; at most {max} are accepted")]
+    QueryTooLong { chars: usize, max: usize },
+    #[error("`first` is {first}; at most {max} results are returned per page")]
+    FirstTooLarge { first: usize, max: usize },
+    #[error("`minScore` must be a number between 0 and 1, got {0}")]
+    MinScore(f64),
+    #[error(transparent)]
+    Cursor(#[from] CursorError),
+    #[error(transparent)]
+    Lexical(#[from] LexicalError),
+    #[error(transparent)]
+    Vector(#[from] VectorError),
+}
+
+/// One `__search` call.
+#[derive(Debug, Clone, Default)]
+pub struct SearchRequest<'a> {
+    pub query: &'a str,
+    pub first: usize,
+    pub after: Option<&'a str>,
+    pub min_score: Option<f64>,
+    /// The caller's contract; `None` sees the whole API schema.
+    pub contract: Option<&'a ContractFilter>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchHit {
+    pub member: MemberId,
+    pub coordinate: String,
+    /// In [0, 1], descending through the result set.
+    pub score: f32,
+    pub cursor: String,
+}
+
+/// A page of results with the generation they came from, so definitions and paths are read
+/// from the same catalog the ranking used.
+pub struct SearchResults {
+    pub generation: u64,
+    pub mode: SearchMode,
+    pub hits: Vec<SearchHit>,
+    pub catalog: Arc<Catalog>,
+    pub contract: Option<Arc<Contract>>,
+}
+
+impl SearchResults {
+    /// Paths from a root to `member`, within the caller's contract.
+    pub fn paths_to_root(&self, member: MemberId) -> Vec<Vec<String>> {
+        let paths = match &self.contract {
+            Some(contract) => contract.paths_to_root(member),
+            None => self.catalog.paths_to_root(member),
+        };
+        paths
+            .iter()
+            .map(|path| {
+                self.catalog
+                    .path_coordinates(path)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// What `publish` did before returning.
+#[derive(Debug, Clone, Copy)]
+pub struct Published {
+    pub publication: u64,
+    /// The lexical generation now answering.
+    pub generation: u64,
+    pub documents: usize,
+    /// From the call to lexical-ready.
+    pub lexical_seconds: f64,
+}
+
+/// State the engine, the coordinator and the indexers share.
+pub(crate) struct Shared {
+    current: ArcSwapOption<Generation>,
+    generations: AtomicU64,
+    pub status: Status,
+}
+
+impl Shared {
+    pub fn next_generation(&self) -> u64 {
+        self.generations.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    pub fn current_generation(&self) -> u64 {
+        self.current.load().as_ref().map_or(0, |g| g.id)
+    }
+
+    /// Swaps `generation` in unless a newer one is already live (two installers can race).
+    pub fn install(&self, generation: Generation) {
+        let generation = Arc::new(generation);
+        self.current.rcu(|current| match current {
+            Some(live) if live.id > generation.id => Some(Arc::clone(live)),
+            _ => Some(Arc::clone(&generation)),
+        });
+    }
+}
+
+struct QueryEncoder {
+    embedder: Mutex<Embedder>,
+    vectors: Mutex<LruCache<String, Arc<[f32]>>>,
+}
+
+pub struct Engine {
+    shared: Arc<Shared>,
+    progress: Arc<Progress>,
+    epoch: Instant,
+    coordinator: Addr<Coordinator>,
+    system: actix::System,
+    thread: Option<JoinHandle<()>>,
+    query: Option<QueryEncoder>,
+    model_error: Option<EmbedError>,
+    cache_warning: Option<String>,
+    cursors: CursorCodec,
+    contracts: Mutex<(u64, HashMap<ContractFilter, Arc<Contract>>)>,
+    fusion: Fusion,
+}
+
+impl Engine {
+    /// Starts the actors. A model that cannot be loaded is not an error here: the engine runs
+    /// lexical-only and says why in [`Engine::model_error`] (and in the log).
+    pub fn start(config: EngineConfig) -> Result<Engine, EngineError> {
+        let epoch = Instant::now();
+        let shared = Arc::new(Shared {
+            current: ArcSwapOption::empty(),
+            generations: AtomicU64::new(0),
+            status: Status::default(),
+        });
+        let progress = Arc::new(Progress::default());
+
+        let workers = config.worker_threads();
+        let loaded = model_key(&config.model).and_then(|key| {
+            Embedder::load(&config.model, 1).map(|embedder| (key, embedder))
+        });
+        let (query, vectors_setup, model_error, cache_warning) = match loaded {
+            Ok((key, embedder)) => {
+                let dimension = embedder.dimension();
+                let (cache, warning) = match &config.cache_dir {
+                    Some(dir) => VectorCache::open_or_empty(dir, key, dimension),
+                    None => (VectorCache::in_memory(key, dimension), None),
+                };
+                let warning = warning.map(|e| {
+                    tracing::warn!(error = %e, "starting from an empty vector cache");
+                    e.to_string()
+                });
+                let capacity = NonZeroUsize::new(config.query_cache.max(1)).unwrap_or(NonZeroUsize::MIN);
+                let query = QueryEncoder {
+                    embedder: Mutex::new(embedder),
+                    vectors: Mutex::new(LruCache::new(capacity)),
+                };
+                (Some(query), Some((Arc::new(Mutex::new(cache)), dimension)), None, warning)
+            }
+            Err(error) => {
+                tracing::error!(%error, "no embedding model: search is lexical-only");
+                (None, None, Some(error), None)
+            }
+        };
+
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let coordinator_shared = Arc::clone(&shared);
+        let coordinator_progress = Arc::clone(&progress);
+        let model = config.model.clone();
+        let batch_size = config.batch_size;
+        let reason = model_error.as_ref().map(ToString::to_string);
+        let thread = std::thread::Builder::new()
+            .name("wayfinder-engine".into())
+            .spawn(move || {
+                let system = actix::System::new();
+                system.block_on(async move {
+                    let vectors = match (vectors_setup, reason) {
+                        (Some((cache, dimension)), _) => Ok(IndexerContext {
+                            pool: crate::pool::start(model, workers),
+                            cache,
+                            progress: coordinator_progress,
+                            epoch,
+                            dimension,
+                            batch_size,
+                            workers,
+                        }),
+                        (None, reason) => Err(reason.unwrap_or_else(|| "no embedding model".into())),
+                    };
+                    let coordinator = Coordinator {
+                        shared: coordinator_shared,
+                        vectors,
+                        indexers: HashMap::new(),
+                        built: HashMap::new(),
+                        active: None,
+                    }
+                    .start();
+                    let _ = sender.send((coordinator, actix::System::current()));
+                });
+                let _ = system.run();
+            })
+            .map_err(|e| EngineError::Thread(e.to_string()))?;
+        let (coordinator, system) = receiver
+            .recv()
+            .map_err(|_| EngineError::Thread("the engine thread stopped while starting".into()))?;
+
+        Ok(Engine {
+            shared,
+            progress,
+            epoch,
+            coordinator,
+            system,
+            thread: Some(thread),
+            query,
+            model_error,
+            cache_warning,
+            cursors: CursorCodec::new(random_seed()),
+            contracts: Mutex::new((0, HashMap::new())),
+            fusion: Fusion::default(),
+        })
+    }
+
+    /// Uses `fusion` to combine lexical and vector evidence from now on.
+    pub fn with_fusion(mut self, fusion: Fusion) -> Self {
+        self.fusion = fusion;
+        self
+    }
+
+    /// Why there are no vectors, if the model could not be loaded.
+    pub fn model_error(&self) -> Option<&EmbedError> {
+        self.model_error.as_ref()
+    }
+
+    /// A cache file that could not be read at start (the engine began with an empty cache).
+    pub fn cache_warning(&self) -> Option<&str> {
+        self.cache_warning.as_deref()
+    }
+
+    /// Makes `catalog` searchable lexically now and starts making its vectors.
+    pub fn publish(&self, catalog: Arc<Catalog>) -> Result<Published, EngineError> {
+        let started = Instant::now();
+        let documents: Arc<[_]> = documents(&catalog).into();
+        let lexical = Arc::new(LexicalIndex::build(&documents)?);
+        let keys: Arc<HashMap<u64, MemberId>> =
+            Arc::new(documents.iter().map(|d| (d.key, d.member)).collect());
+        let shards = catalog
+            .subgraphs()
+            .iter()
+            .map(|s| {
+                if documents.iter().any(|d| d.shard == s.id) {
+                    ShardState::Building
+                } else {
+                    ShardState::Empty
+                }
+            })
+            .collect();
+        let mut publication = 0;
+        self.shared.status.update(|state| {
+            state.published += 1;
+            publication = state.published;
+        });
+        let generation = self.shared.next_generation();
+        self.shared.install(Generation {
+            id: generation,
+            catalog: Arc::clone(&catalog),
+            documents: Arc::clone(&documents),
+            lexical: Arc::clone(&lexical),
+            shards,
+            keys: Arc::clone(&keys),
+        });
+        let published = Published {
+            publication,
+            generation,
+            documents: documents.len(),
+            lexical_seconds: started.elapsed().as_secs_f64(),
+        };
+        self.coordinator.do_send(Reindex {
+            publication,
+            catalog,
+            documents,
+            lexical,
+            keys,
+            started,
+        });
+        Ok(published)
+    }
+
+    /// Waits until `publication` (or a newer one) has its vectors; `None` on timeout.
+    pub fn wait_indexed(&self, publication: u64, timeout: Duration) -> Option<IndexReport> {
+        self.shared.status.wait_indexed(publication, timeout)
+    }
+
+    /// (texts embedded, texts to embed, texts per second) of the indexing run under way.
+    pub fn progress(&self) -> (usize, usize, f64) {
+        self.progress.snapshot(self.epoch)
+    }
+
+    pub fn current(&self) -> Option<Arc<Generation>> {
+        self.shared.current.load_full()
+    }
+
+    pub fn search(&self, request: &SearchRequest<'_>) -> Result<SearchResults, SearchError> {
+        let generation = self.current().ok_or(SearchError::NotReady)?;
+        let chars = request.query.chars().count();
+        if chars > MAX_QUERY_CHARS {
+            return Err(SearchError::QueryTooLong { chars, max: MAX_QUERY_CHARS });
+        }
+        if request.first > MAX_FIRST {
+            return Err(SearchError::FirstTooLarge { first: request.first, max: MAX_FIRST });
+        }
+        let min_score = match request.min_score {
+            Some(m) if !(0.0..=1.0).contains(&m) => return Err(SearchError::MinScore(m)),
+            m => m.unwrap_or(0.0) as f32,
+        };
+        let fingerprint = request_fingerprint(request);
+        let offset = match request.after {
+            Some(cursor) => self.cursors.decode(cursor, generation.id, fingerprint)?,
+            None => 0,
+        };
+        let contract = request
+            .contract
+            .filter(|f| !f.is_unfiltered())
+            .map(|filter| self.contract(&generation.catalog, filter));
+        let visibility = contract.clone().map_or_else(Visibility::all, Visibility::contract);
+
+        let depth = (offset + request.first).max(CANDIDATE_DEPTH);
+        let query = request.query.trim();
+        let mut mode = generation.mode();
+        let lexical = generation.lexical_candidates(query, depth, &visibility)?;
+        let mut vector = Vec::new();
+        if generation.has_vectors() && !query.is_empty() {
+            match self.query_vector(query) {
+                Some(q) => vector = generation.vector_candidates(&q, depth, &visibility)?,
+                None => mode = SearchMode::Lexical,
+            }
+        }
+        let catalog = &generation.catalog;
+        let mut ranked = fuse(catalog, &lexical, &vector, self.fusion);
+        demote_deprecated(catalog, &mut ranked, &visibility);
+
+        let hits = ranked
+            .into_iter()
+            .filter(|(_, score)| *score >= min_score)
+            .enumerate()
+            .skip(offset)
+            .take(request.first)
+            .map(|(position, (member, score))| SearchHit {
+                member,
+                coordinate: catalog.member(member).coordinate.clone(),
+                score,
+                cursor: self.cursors.encode(generation.id, position as u32, fingerprint),
+            })
+            .collect();
+        Ok(SearchResults {
+            generation: generation.id,
+            mode,
+            hits,
+            catalog: Arc::clone(catalog),
+            contract,
+        })
+    }
+
+    /// The query's vector, from the LRU cache or the model; `None` if the model fails (the
+    /// search then goes on lexically).
+    fn query_vector(&self, query: &str) -> Option<Arc<[f32]>> {
+        let encoder = self.query.as_ref()?;
+        if let Some(vector) = lock(&encoder.vectors).get(query) {
+            return Some(Arc::clone(vector));
+        }
+        let embedded = lock(&encoder.embedder).embed(&[query]);
+        match embedded {
+            Ok(mut vectors) => {
+                let vector: Arc<[f32]> = Arc::from(vectors.pop()?);
+                lock(&encoder.vectors).put(query.to_string(), Arc::clone(&vector));
+                Some(vector)
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot embed the query; answering lexically");
+                None
+            }
+        }
+    }
+
+    fn contract(&self, catalog: &Catalog, filter: &ContractFilter) -> Arc<Contract> {
+        let mut contracts = lock(&self.contracts);
+        if contracts.0 != catalog.content_hash() || contracts.1.len() >= CONTRACTS_KEPT {
+            *contracts = (catalog.content_hash(), HashMap::new());
+        }
+        Arc::clone(
+            contracts
+                .1
+                .entry(filter.clone())
+                .or_insert_with(|| Arc::new(catalog.contract(filter))),
+        )
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.system.stop();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What a cursor is bound to: the same words, minimum score and contract.
+fn request_fingerprint(request: &SearchRequest<'_>) -> u64 {
+    let mut hasher = Xxh3::new();
+    hasher.update(request.query.trim().as_bytes());
+    hasher.update(&request.min_score.unwrap_or(0.0).to_le_bytes());
+    if let Some(filter) = request.contract {
+        for tag in &filter.include_tags {
+            hasher.update(b"+");
+            hasher.update(tag.as_bytes());
+        }
+        for tag in &filter.exclude_tags {
+            hasher.update(b"-");
+            hasher.update(tag.as_bytes());
+        }
+    }
+    hasher.digest()
+}
+
+/// Cursor keys differ per process, so a cursor cannot be made without asking this engine.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    hasher.finish()
+}

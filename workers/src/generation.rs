@@ -1,0 +1,111 @@
+//! A generation: one catalog with everything built for it so far (documents, the lexical
+//! index, the vector shards that are ready). Searches read the current generation through an
+//! atomic pointer; indexing never edits a generation, it publishes a new one, so a search
+//! always sees one consistent state and a cursor can name the state it came from.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use wayfinder_supergraph::{Catalog, MemberId};
+
+use crate::document::Document;
+use crate::lexical::{LexicalError, LexicalIndex};
+use crate::vector::{VectorError, VectorShard};
+use crate::visibility::Visibility;
+
+/// The vector side of one subgraph's shard in a generation.
+#[derive(Clone)]
+pub enum ShardState {
+    /// The subgraph is the home of no document.
+    Empty,
+    /// Vectors are being made; the shard answers lexically meanwhile.
+    Building,
+    Ready(Arc<VectorShard>),
+    /// Indexing failed (the error is logged and kept); the shard stays lexical-only.
+    Failed(Arc<str>),
+}
+
+/// What a search could use, reported with every result set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    /// Lexical and vector evidence for every shard.
+    Hybrid,
+    /// Vectors for some shards only: others are still building or failed.
+    Partial,
+    /// No vectors yet (or none could be made): lexical evidence only.
+    Lexical,
+}
+
+pub struct Generation {
+    pub id: u64,
+    pub catalog: Arc<Catalog>,
+    pub(crate) documents: Arc<[Document]>,
+    pub(crate) lexical: Arc<LexicalIndex>,
+    /// By `SubgraphId` index.
+    pub(crate) shards: Vec<ShardState>,
+    /// Shard key (coordinate hash) to member, for this catalog.
+    pub(crate) keys: Arc<HashMap<u64, MemberId>>,
+}
+
+impl Generation {
+    pub fn mode(&self) -> SearchMode {
+        let with_documents = self
+            .shards
+            .iter()
+            .filter(|s| !matches!(s, ShardState::Empty))
+            .count();
+        let ready = self
+            .shards
+            .iter()
+            .filter(|s| matches!(s, ShardState::Ready(_)))
+            .count();
+        match ready {
+            0 if with_documents > 0 => SearchMode::Lexical,
+            n if n == with_documents => SearchMode::Hybrid,
+            _ => SearchMode::Partial,
+        }
+    }
+
+    pub fn documents(&self) -> &[Document] {
+        &self.documents
+    }
+
+    /// Whether any shard has vectors to search.
+    pub(crate) fn has_vectors(&self) -> bool {
+        self.shards.iter().any(|s| matches!(s, ShardState::Ready(_)))
+    }
+
+    pub(crate) fn lexical_candidates(
+        &self,
+        query: &str,
+        depth: usize,
+        visibility: &Visibility,
+    ) -> Result<Vec<(MemberId, f32)>, LexicalError> {
+        self.lexical.search(query, depth, visibility)
+    }
+
+    /// The `depth` nearest visible members of every ready shard, merged nearest first.
+    pub(crate) fn vector_candidates(
+        &self,
+        query: &[f32],
+        depth: usize,
+        visibility: &Visibility,
+    ) -> Result<Vec<(MemberId, f32)>, VectorError> {
+        let mut merged = Vec::new();
+        for shard in &self.shards {
+            let ShardState::Ready(shard) = shard else {
+                continue;
+            };
+            let allow = |key: u64| self.keys.get(&key).is_some_and(|m| visibility.allows(*m));
+            for (key, similarity) in shard.search(query, depth, allow)? {
+                if let Some(member) = self.keys.get(&key) {
+                    merged.push((*member, similarity));
+                }
+            }
+        }
+        merged.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        merged.truncate(depth);
+        Ok(merged)
+    }
+}

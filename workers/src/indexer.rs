@@ -1,0 +1,155 @@
+//! The shard indexer: one actor per subgraph that turns the subgraph's documents into its
+//! vector shard. Vectors come from the cache when the text was seen before; the rest go to the
+//! embedding pool in batches cut from texts sorted by length (padding costs more than batch
+//! size saves), with as many batches in flight as there are workers. The cache is saved every
+//! few thousand new vectors, so a killed process keeps most of a long cold run.
+//!
+//! Builds are handled one at a time per shard (`AtomicResponse`): a second catalog that
+//! changes the same shard waits for the first build and then finds its vectors cached.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use actix::{Actor, ActorFutureExt as _, Addr, AtomicResponse, Context, Handler, Message, WrapFuture as _};
+use futures_util::StreamExt as _;
+
+use crate::cache::{write_atomically, VectorCache};
+use crate::document::Document;
+use crate::pool::{EmbedTexts, EmbedWorker};
+use crate::status::Progress;
+use crate::vector::VectorShard;
+
+/// New vectors between two saves of the cache during a long run.
+const CHECKPOINT_EVERY: usize = 4096;
+const LOG_EVERY: Duration = Duration::from_secs(5);
+
+/// Build the vector shard of one subgraph from `documents[members]`.
+pub(crate) struct BuildShard {
+    pub documents: Arc<[Document]>,
+    pub members: Vec<usize>,
+}
+
+pub(crate) struct ShardBuilt {
+    pub shard: Arc<VectorShard>,
+    pub embedded: usize,
+    pub reused: usize,
+}
+
+impl Message for BuildShard {
+    type Result = Result<ShardBuilt, String>;
+}
+
+/// What every indexer shares: the pool, the cache and the progress counters.
+#[derive(Clone)]
+pub(crate) struct IndexerContext {
+    pub pool: Addr<EmbedWorker>,
+    pub cache: Arc<Mutex<VectorCache>>,
+    pub progress: Arc<Progress>,
+    pub epoch: Instant,
+    pub dimension: usize,
+    pub batch_size: usize,
+    pub workers: usize,
+}
+
+pub(crate) struct ShardIndexer {
+    pub name: String,
+    pub context: IndexerContext,
+}
+
+impl Actor for ShardIndexer {
+    type Context = Context<Self>;
+}
+
+impl actix::Supervised for ShardIndexer {
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        tracing::warn!(shard = %self.name, "shard indexer restarted by its supervisor");
+    }
+}
+
+impl Handler<BuildShard> for ShardIndexer {
+    type Result = AtomicResponse<Self, Result<ShardBuilt, String>>;
+
+    fn handle(&mut self, message: BuildShard, _: &mut Context<Self>) -> Self::Result {
+        let context = self.context.clone();
+        let name = self.name.clone();
+        AtomicResponse::new(Box::pin(
+            build(name, context, message).into_actor(self).map(|result, _, _| result),
+        ))
+    }
+}
+
+async fn build(name: String, context: IndexerContext, message: BuildShard) -> Result<ShardBuilt, String> {
+    let documents = &message.documents;
+    let mut missing: Vec<usize> = {
+        let cache = context.cache.lock().map_err(|_| "the vector cache lock is poisoned")?;
+        message
+            .members
+            .iter()
+            .copied()
+            .filter(|&i| cache.get(documents[i].text_hash).is_none())
+            .collect()
+    };
+    missing.sort_by_key(|&i| (documents[i].text.len(), documents[i].text_hash));
+    missing.dedup_by_key(|i| documents[*i].text_hash);
+    let embedded = missing.len();
+    context.progress.to_embed.fetch_add(embedded, std::sync::atomic::Ordering::Relaxed);
+
+    let batches: Vec<Vec<usize>> = missing.chunks(context.batch_size.max(1)).map(<[usize]>::to_vec).collect();
+    let mut replies = futures_util::stream::iter(batches)
+        .map(|batch| {
+            let texts = batch.iter().map(|&i| documents[i].text.clone()).collect();
+            let reply = context.pool.send(EmbedTexts(texts));
+            async move { (batch, reply.await) }
+        })
+        .buffered(context.workers.max(1));
+    let mut last_log = Instant::now();
+    while let Some((batch, reply)) = replies.next().await {
+        let vectors = reply
+            .map_err(|e| format!("the embedding pool is gone: {e}"))?
+            .map_err(|e| e.to_string())?;
+        let checkpoint = {
+            let mut cache = context.cache.lock().map_err(|_| "the vector cache lock is poisoned")?;
+            for (&i, vector) in batch.iter().zip(vectors) {
+                cache.insert(documents[i].text_hash, Arc::from(vector));
+            }
+            (cache.unsaved() >= CHECKPOINT_EVERY).then(|| cache.snapshot()).flatten()
+        };
+        context.progress.embedded.fetch_add(batch.len(), std::sync::atomic::Ordering::Relaxed);
+        if let Some((path, bytes)) = checkpoint {
+            if let Err(error) = write_atomically(&path, &bytes) {
+                tracing::warn!(%error, "cannot checkpoint the vector cache");
+            }
+        }
+        if last_log.elapsed() >= LOG_EVERY {
+            last_log = Instant::now();
+            let (done, total, rate) = context.progress.snapshot(context.epoch);
+            tracing::info!(shard = %name, embedded = done, total, texts_per_second = rate.round(), "embedding");
+        }
+    }
+
+    let entries: Vec<(u64, Arc<[f32]>)> = {
+        let cache = context.cache.lock().map_err(|_| "the vector cache lock is poisoned")?;
+        message
+            .members
+            .iter()
+            .map(|&i| {
+                let document = &documents[i];
+                cache
+                    .get(document.text_hash)
+                    .map(|vector| (document.key, vector))
+                    .ok_or_else(|| format!("no vector for {}", document.key))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let reused = entries.len().saturating_sub(embedded);
+    let (dimension, threads) = (context.dimension, context.workers);
+    let shard = tokio::task::spawn_blocking(move || VectorShard::build(dimension, &entries, threads))
+        .await
+        .map_err(|e| format!("the shard build thread failed: {e}"))?
+        .map_err(|e| e.to_string())?;
+    Ok(ShardBuilt {
+        shard: Arc::new(shard),
+        embedded,
+        reused,
+    })
+}

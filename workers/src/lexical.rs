@@ -1,0 +1,147 @@
+//! The lexical index: BM25 over the same documents the vectors are made from (tantivy, in
+//! memory). English stemming and stop words; a document's title (its name's words) is a
+//! second field weighted above the body, so naming a member beats mentioning it.
+//!
+//! Queries are not parsed as tantivy syntax: an agent's words go through the index's own
+//! analyzer and become a disjunction of term queries, so no input is a syntax error.
+
+use tantivy::collector::{FilterCollector, TopDocs};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED,
+};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter,
+    TextAnalyzer,
+};
+use tantivy::{doc, Index, IndexReader, ReloadPolicy, Term};
+use wayfinder_supergraph::MemberId;
+
+use crate::document::Document;
+use crate::visibility::Visibility;
+
+const ANALYZER: &str = "wayfinder_en";
+const MEMBER: &str = "member";
+/// How much more a query word in a member's own name counts than one in its context.
+const TITLE_BOOST: f32 = 2.0;
+
+#[derive(Debug, thiserror::Error)]
+#[error("lexical index: {0}")]
+pub struct LexicalError(#[from] tantivy::TantivyError);
+
+pub struct LexicalIndex {
+    reader: IndexReader,
+    analyzer: TextAnalyzer,
+    title: Field,
+    text: Field,
+}
+
+impl LexicalIndex {
+    pub fn build(documents: &[Document]) -> Result<Self, LexicalError> {
+        let mut schema = Schema::builder();
+        let indexing = TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqs);
+        let options = TextOptions::default().set_indexing_options(indexing);
+        let title = schema.add_text_field("title", options.clone());
+        let text = schema.add_text_field("text", options);
+        let member = schema.add_u64_field(MEMBER, INDEXED | FAST);
+        let index = Index::create_in_ram(schema.build());
+        let analyzer = analyzer();
+        index.tokenizers().register(ANALYZER, analyzer.clone());
+
+        // One thread and a budget large enough for one segment: building is a few hundred
+        // milliseconds even for the largest schemas, and a single segment searches fastest.
+        let mut writer = index.writer_with_num_threads(1, 200_000_000)?;
+        for document in documents {
+            writer.add_document(doc!(
+                title => document.title.as_str(),
+                text => document.text.as_str(),
+                member => u64::from(document.member.0),
+            ))?;
+        }
+        writer.commit()?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(LexicalIndex {
+            reader,
+            analyzer,
+            title,
+            text,
+        })
+    }
+
+    /// The best `limit` visible members for `query`, with their BM25 scores, best first.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        visibility: &Visibility,
+    ) -> Result<Vec<(MemberId, f32)>, LexicalError> {
+        let terms = self.terms(query);
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len() * 2);
+        for word in &terms {
+            let in_title = TermQuery::new(
+                Term::from_field_text(self.title, word),
+                IndexRecordOption::WithFreqs,
+            );
+            let in_text = TermQuery::new(
+                Term::from_field_text(self.text, word),
+                IndexRecordOption::WithFreqs,
+            );
+            clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(in_title), TITLE_BOOST))));
+            clauses.push((Occur::Should, Box::new(in_text)));
+        }
+        let query = BooleanQuery::new(clauses);
+        let visibility = visibility.clone();
+        let collector = FilterCollector::new(
+            MEMBER.to_string(),
+            move |member: u64| visibility.allows(MemberId(member as u32)),
+            TopDocs::with_limit(limit).order_by_score(),
+        );
+        let searcher = self.reader.searcher();
+        let hits = searcher.search(&query, &collector)?;
+        let mut results = Vec::with_capacity(hits.len());
+        for (score, address) in hits {
+            let column = searcher
+                .segment_reader(address.segment_ord)
+                .fast_fields()
+                .u64(MEMBER)?;
+            if let Some(member) = column.first(address.doc_id) {
+                results.push((MemberId(member as u32), score));
+            }
+        }
+        Ok(results)
+    }
+
+    /// The query's distinct words after the analyzer (lower case, stemmed, no stop words).
+    fn terms(&self, query: &str) -> Vec<String> {
+        let mut analyzer = self.analyzer.clone();
+        let mut stream = analyzer.token_stream(query);
+        let mut terms = Vec::new();
+        while let Some(token) = stream.next() {
+            if !terms.contains(&token.text) {
+                terms.push(token.text.clone());
+            }
+        }
+        terms
+    }
+}
+
+fn analyzer() -> TextAnalyzer {
+    let builder = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser);
+    match StopWordFilter::new(Language::English) {
+        Some(stop_words) => builder
+            .filter(stop_words)
+            .filter(Stemmer::new(Language::English))
+            .build(),
+        None => builder.filter(Stemmer::new(Language::English)).build(),
+    }
+}

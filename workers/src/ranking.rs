@@ -1,0 +1,135 @@
+//! Ranking: fuse the lexical and vector candidate lists into one list, one entry per member,
+//! with scores in [0, 1], then let replacements outrank what they deprecate.
+//!
+//! Both lists arrive already filtered to what the caller may see, from every shard; a member
+//! lives in one shard, but the merge is by member all the same, so evidence from several
+//! sources for one coordinate always adds up to one result.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use wayfinder_supergraph::{Catalog, MemberId};
+
+use crate::visibility::Visibility;
+
+/// How lexical and vector evidence combine.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "method")]
+pub enum Fusion {
+    /// Reciprocal rank fusion: `sum 1 / (k + rank)`, scaled so rank 1 in both lists is 1.0.
+    Rrf { k: f32 },
+    /// A weighted sum of the cosine similarity and the BM25 score relative to the query's best.
+    Weighted { vector_weight: f32 },
+}
+
+impl Default for Fusion {
+    fn default() -> Self {
+        Fusion::Weighted { vector_weight: 0.6 }
+    }
+}
+
+/// One member's evidence: rank (0-based) and raw score in each list it appears in.
+#[derive(Debug, Clone, Copy, Default)]
+struct Evidence {
+    lexical: Option<(usize, f32)>,
+    vector: Option<(usize, f32)>,
+}
+
+/// Fused scores, best first, ties broken by coordinate so the order is deterministic.
+pub fn fuse(
+    catalog: &Catalog,
+    lexical: &[(MemberId, f32)],
+    vector: &[(MemberId, f32)],
+    fusion: Fusion,
+) -> Vec<(MemberId, f32)> {
+    let mut evidence: HashMap<MemberId, Evidence> = HashMap::new();
+    for (rank, &(member, score)) in lexical.iter().enumerate() {
+        let entry = evidence.entry(member).or_default();
+        if entry.lexical.is_none() {
+            entry.lexical = Some((rank, score));
+        }
+    }
+    for (rank, &(member, score)) in vector.iter().enumerate() {
+        let entry = evidence.entry(member).or_default();
+        if entry.vector.is_none_or(|(_, best)| score > best) {
+            entry.vector = Some((rank, score));
+        }
+    }
+    let best_lexical = lexical.iter().map(|(_, s)| *s).fold(0f32, f32::max);
+    let has_vectors = !vector.is_empty();
+    let mut fused: Vec<(MemberId, f32)> = evidence
+        .into_iter()
+        .map(|(member, e)| {
+            let score = match fusion {
+                Fusion::Rrf { k } => {
+                    let part = |hit: Option<(usize, f32)>| hit.map_or(0.0, |(r, _)| 1.0 / (k + 1.0 + r as f32));
+                    let lists = if has_vectors { 2.0 } else { 1.0 };
+                    (part(e.lexical) + part(e.vector)) * (k + 1.0) / lists
+                }
+                Fusion::Weighted { vector_weight } => {
+                    let lexical = e
+                        .lexical
+                        .map_or(0.0, |(_, s)| if best_lexical > 0.0 { s / best_lexical } else { 0.0 });
+                    if has_vectors {
+                        let cosine = e.vector.map_or(0.0, |(_, s)| s.max(0.0));
+                        vector_weight * cosine + (1.0 - vector_weight) * lexical
+                    } else {
+                        lexical
+                    }
+                }
+            };
+            (member, score.clamp(0.0, 1.0))
+        })
+        .collect();
+    sort(catalog, &mut fused);
+    fused
+}
+
+/// Share of its score a deprecated member keeps; it then also stays below its replacement.
+const DEPRECATED_FACTOR: f32 = 0.9;
+
+/// Deprecated members rank below their replacement (named in the deprecation reason and
+/// visible): a replacement the search did not find is brought in at the deprecated member's
+/// score. Deprecated members are never dropped.
+pub fn demote_deprecated(
+    catalog: &Catalog,
+    ranked: &mut Vec<(MemberId, f32)>,
+    visibility: &Visibility,
+) {
+    let mut position: HashMap<MemberId, usize> =
+        ranked.iter().enumerate().map(|(i, (m, _))| (*m, i)).collect();
+    for i in 0..ranked.len() {
+        let (member, score) = ranked[i];
+        let Some(deprecation) = &catalog.member(member).deprecation else {
+            continue;
+        };
+        let replacement = deprecation
+            .replacement
+            .filter(|r| *r != member && visibility.allows(*r));
+        let Some(replacement) = replacement else {
+            ranked[i].1 = score * DEPRECATED_FACTOR;
+            continue;
+        };
+        let replacement_score = match position.get(&replacement) {
+            Some(&at) => {
+                let lifted = ranked[at].1.max(score);
+                ranked[at].1 = lifted;
+                lifted
+            }
+            None => {
+                position.insert(replacement, ranked.len());
+                ranked.push((replacement, score));
+                score
+            }
+        };
+        ranked[i].1 = score.min(replacement_score) * DEPRECATED_FACTOR;
+    }
+    sort(catalog, ranked);
+}
+
+fn sort(catalog: &Catalog, ranked: &mut [(MemberId, f32)]) {
+    ranked.sort_by(|(a, sa), (b, sb)| {
+        sb.total_cmp(sa)
+            .then_with(|| catalog.member(*a).coordinate.cmp(&catalog.member(*b).coordinate))
+    });
+}

@@ -1,0 +1,97 @@
+//! What indexing has done and is doing, shared between the actors that do it and whoever
+//! watches (the CLI's progress bar, the plugin's logs, tests).
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Live embedding progress of the current indexing run.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Texts this run has to embed (not found in the cache).
+    pub to_embed: AtomicUsize,
+    pub embedded: AtomicUsize,
+    /// Milliseconds since the engine started, when the current run began.
+    started_ms: AtomicU64,
+}
+
+impl Progress {
+    pub(crate) fn begin(&self, epoch: Instant) {
+        self.to_embed.store(0, Ordering::Relaxed);
+        self.embedded.store(0, Ordering::Relaxed);
+        self.started_ms
+            .store(epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// (embedded, to embed, texts per second so far).
+    pub fn snapshot(&self, epoch: Instant) -> (usize, usize, f64) {
+        let embedded = self.embedded.load(Ordering::Relaxed);
+        let total = self.to_embed.load(Ordering::Relaxed);
+        let since = epoch.elapsed().as_millis() as u64 - self.started_ms.load(Ordering::Relaxed);
+        let rate = embedded as f64 / (since.max(1) as f64 / 1000.0);
+        (embedded, total, rate)
+    }
+}
+
+/// The outcome of indexing one published catalog.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct IndexReport {
+    /// The publication (one per catalog handed to the engine).
+    pub publication: u64,
+    /// The generation that went live when the vectors were done.
+    pub generation: u64,
+    pub documents: usize,
+    pub shards: usize,
+    /// Shards whose documents changed since the last catalog (or that had none yet).
+    pub shards_rebuilt: usize,
+    /// Texts embedded by the model during this run.
+    pub embedded: usize,
+    /// Documents of rebuilt shards whose vectors came from the cache.
+    pub reused: usize,
+    /// Wall time from publication to the hybrid generation.
+    pub seconds: f64,
+    /// Shards left lexical-only, with the reason.
+    pub failed_shards: Vec<(String, String)>,
+    /// Problems that did not stop indexing (an unreadable cache file, a failed save).
+    pub warnings: Vec<String>,
+}
+
+impl IndexReport {
+    pub fn texts_per_second(&self) -> f64 {
+        self.embedded as f64 / self.seconds.max(1e-9)
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub published: u64,
+    pub indexed: u64,
+    pub report: Option<IndexReport>,
+}
+
+/// Publication counters with a condition variable, so callers can wait for a catalog's vectors.
+#[derive(Debug, Default)]
+pub(crate) struct Status {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Status {
+    pub fn update(&self, f: impl FnOnce(&mut State)) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut state);
+        self.changed.notify_all();
+    }
+
+    /// Waits until `publication` is indexed; `None` on timeout.
+    pub fn wait_indexed(&self, publication: u64, timeout: Duration) -> Option<IndexReport> {
+        let guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let (guard, _) = self
+            .changed
+            .wait_timeout_while(guard, timeout, |s| s.indexed < publication)
+            .unwrap_or_else(|p| p.into_inner());
+        (guard.indexed >= publication)
+            .then(|| guard.report.clone())
+            .flatten()
+    }
+}

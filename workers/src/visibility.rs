@@ -1,0 +1,29 @@
+//! What a search may return: everything, or the members one contract lets a tenant see.
+//! Cheap to clone and `'static`, because the lexical and vector searches take it as a
+//! predicate inside their own loops, so a page is always filled from visible members.
+
+use std::sync::Arc;
+
+use wayfinder_supergraph::{Contract, MemberId};
+
+#[derive(Debug, Clone, Default)]
+pub struct Visibility(Option<Arc<Contract>>);
+
+impl Visibility {
+    /// Every member of the catalog.
+    pub fn all() -> Self {
+        Visibility(None)
+    }
+
+    pub fn contract(contract: Arc<Contract>) -> Self {
+        Visibility(Some(contract))
+    }
+
+    pub fn allows(&self, member: MemberId) -> bool {
+        self.0.as_ref().is_none_or(|c| c.is_visible(member))
+    }
+
+    pub fn as_contract(&self) -> Option<&Contract> {
+        self.0.as_deref()
+    }
+}
