@@ -12,7 +12,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
 use wayfinder_workers::eval::{evaluate, read_questions, Metrics};
-use wayfinder_workers::{Engine, EngineConfig, IndexReport, SearchRequest};
+use wayfinder_workers::{Engine, EngineConfig, Fusion, IndexReport, SearchRequest};
 
 /// Where the model, runtime and cache live, and how many threads embed.
 #[derive(Args, Clone)]
@@ -26,6 +26,24 @@ pub struct EngineArgs {
     /// Keep vectors in memory only: neither read nor write the cache.
     #[arg(long)]
     no_cache: bool,
+    /// How lexical and vector evidence combine: `weighted:W` (W = vector weight in [0, 1])
+    /// or `rrf:K`.
+    #[arg(long, value_parser = parse_fusion)]
+    fusion: Option<Fusion>,
+}
+
+fn parse_fusion(text: &str) -> Result<Fusion, String> {
+    let (method, value) = text
+        .split_once(':')
+        .ok_or("expected `weighted:W` or `rrf:K`")?;
+    let value: f32 = value.parse().map_err(|e| format!("`{value}`: {e}"))?;
+    match method {
+        "weighted" if (0.0..=1.0).contains(&value) => Ok(Fusion::Weighted {
+            vector_weight: value,
+        }),
+        "rrf" if value >= 0.0 => Ok(Fusion::Rrf { k: value }),
+        _ => Err(format!("unknown fusion `{text}`")),
+    }
 }
 
 impl EngineArgs {
@@ -53,7 +71,10 @@ fn index_schema(schema: &Path, args: &EngineArgs, require_model: bool) -> anyhow
     for warning in catalog.warnings() {
         eprintln!("wayfinder: warning: {}:{warning}", catalog.source_name());
     }
-    let engine = Engine::start(args.config())?;
+    let mut engine = Engine::start(args.config())?;
+    if let Some(fusion) = args.fusion {
+        engine = engine.with_fusion(fusion);
+    }
     if let Some(error) = engine.model_error() {
         if require_model {
             anyhow::bail!("{error}");
@@ -70,7 +91,8 @@ fn index_schema(schema: &Path, args: &EngineArgs, require_model: bool) -> anyhow
             .progress_chars("=> "),
     );
     let report = loop {
-        if let Some(report) = engine.wait_indexed(published.publication, Duration::from_millis(200)) {
+        if let Some(report) = engine.wait_indexed(published.publication, Duration::from_millis(200))
+        {
             break report;
         }
         let (done, total, rate) = engine.progress();
@@ -96,14 +118,20 @@ pub fn index(schema: &Path, args: &EngineArgs) -> anyhow::Result<()> {
     let indexed = index_schema(schema, args, true)?;
     let report = &indexed.report;
     println!("documents      {}", report.documents);
-    println!("shards         {} ({} rebuilt)", report.shards, report.shards_rebuilt);
+    println!(
+        "shards         {} ({} rebuilt)",
+        report.shards, report.shards_rebuilt
+    );
     println!("embedded now   {}", report.embedded);
     println!("from cache     {}", report.reused);
     println!("lexical ready  {:.2} s", indexed.lexical_seconds);
     println!("seconds        {:.2}", report.seconds);
     println!("texts/s        {:.1}", report.texts_per_second());
     if !report.failed_shards.is_empty() {
-        anyhow::bail!("{} shard(s) could not be indexed", report.failed_shards.len());
+        anyhow::bail!(
+            "{} shard(s) could not be indexed",
+            report.failed_shards.len()
+        );
     }
     Ok(())
 }
@@ -127,7 +155,12 @@ pub struct SearchArgs {
     exclude_tags: Vec<String>,
 }
 
-pub fn search(schema: &Path, words: &str, search: &SearchArgs, args: &EngineArgs) -> anyhow::Result<()> {
+pub fn search(
+    schema: &Path,
+    words: &str,
+    search: &SearchArgs,
+    args: &EngineArgs,
+) -> anyhow::Result<()> {
     let indexed = index_schema(schema, args, false)?;
     let contract = ContractFilter {
         include_tags: search.include_tags.iter().cloned().collect(),
@@ -165,19 +198,29 @@ pub fn search(schema: &Path, words: &str, search: &SearchArgs, args: &EngineArgs
     Ok(())
 }
 
-pub fn eval(schema: &Path, questions: &Path, out: Option<&Path>, args: &EngineArgs) -> anyhow::Result<()> {
+pub fn eval(
+    schema: &Path,
+    questions: &Path,
+    out: Option<&Path>,
+    args: &EngineArgs,
+) -> anyhow::Result<()> {
     let questions = read_questions(questions)?;
     let indexed = index_schema(schema, args, false)?;
     let report = evaluate(&indexed.engine, &questions)?;
     if let Some(out) = out {
         let mut lines = String::new();
         for answer in &report.answers {
-            lines.push_str(&serde_json::json!({"id": answer.id, "results": answer.results}).to_string());
+            lines.push_str(
+                &serde_json::json!({"id": answer.id, "results": answer.results}).to_string(),
+            );
             lines.push('\n');
         }
         std::fs::write(out, lines).with_context(|| format!("cannot write {}", out.display()))?;
     }
-    println!("{:<22} {:>4} {:>6} {:>6} {:>6} {:>7}", "kind", "n", "R@1", "R@5", "R@10", "MRR@10");
+    println!(
+        "{:<22} {:>4} {:>6} {:>6} {:>6} {:>7}",
+        "kind", "n", "R@1", "R@5", "R@10", "MRR@10"
+    );
     let row = |name: &str, m: &Metrics| {
         println!(
             "{:<22} {:>4} {:>6.3} {:>6.3} {:>6.3} {:>7.3}",

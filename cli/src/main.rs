@@ -30,6 +30,9 @@ enum Command {
         /// Print every schema coordinate, one a line, instead of the summary.
         #[arg(long)]
         coordinates: bool,
+        /// Print every member's search document (the text that is embedded and indexed).
+        #[arg(long)]
+        documents: bool,
         /// Print one member's facts and paths to the roots (repeatable).
         #[arg(long = "show", value_name = "COORDINATE")]
         show: Vec<String>,
@@ -101,6 +104,7 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Catalog {
             schema,
             coordinates,
+            documents,
             show,
             max_paths,
         } => {
@@ -114,6 +118,13 @@ fn run(command: Command) -> anyhow::Result<()> {
                 for coordinate in &show {
                     print_member(&catalog, coordinate)?;
                 }
+            } else if documents {
+                let mut out = String::new();
+                for document in wayfinder_workers::document::documents(&catalog) {
+                    let coordinate = &catalog.member(document.member).coordinate;
+                    out.push_str(&format!("{coordinate}\t{}\n", document.text));
+                }
+                print!("{out}");
             } else if coordinates {
                 let mut out = String::with_capacity(catalog.members().len() * 32);
                 for member in catalog.members() {

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use wayfinder_supergraph::{Catalog, CatalogOptions};
+use wayfinder_workers::EngineConfig;
 
 /// The shared folder: `$WAYFINDER_SHARED`, or `../shared` beside the repository.
 pub fn shared_dir() -> PathBuf {
@@ -100,4 +101,27 @@ pub fn questions(set: &str) -> Vec<Question> {
             }
         })
         .collect()
+}
+
+/// Where `scripts/setup` put the runtime and model: `$WAYFINDER_HOME`, or `.wayfinder/` in the
+/// repository.
+pub fn wayfinder_home() -> PathBuf {
+    std::env::var_os("WAYFINDER_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_path(".wayfinder"))
+}
+
+/// The default engine configuration with its cache in `cache_dir` (`None`: in memory).
+pub fn engine_config(cache_dir: Option<&Path>) -> EngineConfig {
+    let mut config = EngineConfig::default_in(&wayfinder_home());
+    config.cache_dir = cache_dir.map(Path::to_path_buf);
+    config
+}
+
+/// A fresh, empty folder under the system's temporary folder, unique to this process.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wayfinder-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
 }

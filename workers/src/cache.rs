@@ -75,18 +75,21 @@ impl VectorCache {
                 })
             }
         };
-        cache.vectors = decode(&bytes, model_key, dimension).map_err(|reason| {
-            CacheError::Corrupt {
+        cache.vectors =
+            decode(&bytes, model_key, dimension).map_err(|reason| CacheError::Corrupt {
                 path: path.clone(),
                 reason,
-            }
-        })?;
+            })?;
         Ok(cache)
     }
 
     /// Like [`VectorCache::open`], but a cache that cannot be read is reported and replaced by
     /// an empty one (the next save overwrites it).
-    pub fn open_or_empty(dir: &Path, model_key: u64, dimension: usize) -> (Self, Option<CacheError>) {
+    pub fn open_or_empty(
+        dir: &Path,
+        model_key: u64,
+        dimension: usize,
+    ) -> (Self, Option<CacheError>) {
         match Self::open(dir, model_key, dimension) {
             Ok(cache) => (cache, None),
             Err(error) => {
@@ -176,7 +179,10 @@ fn decode(
     let count = u64_at(20) as usize;
     let entry = 16 + 4 * dimension;
     if count.checked_mul(entry).map(|n| n + HEADER) != Some(body.len()) {
-        return Err(format!("{count} entries announced, {} bytes held", body.len()));
+        return Err(format!(
+            "{count} entries announced, {} bytes held",
+            body.len()
+        ));
     }
     let mut vectors = HashMap::with_capacity(count);
     for chunk in body[HEADER..].chunks_exact(entry) {
@@ -218,7 +224,8 @@ mod tests {
     use super::*;
 
     fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("wayfinder-cache-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("wayfinder-cache-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir
     }
@@ -235,7 +242,10 @@ mod tests {
         let reopened = VectorCache::open(&dir, 7, 3).unwrap();
         assert_eq!(reopened.len(), 2);
         assert_eq!(&*reopened.get(1).unwrap(), &[0.5, 0.25, 1.0]);
-        assert!(VectorCache::open(&dir, 8, 3).unwrap().is_empty(), "another model, another file");
+        assert!(
+            VectorCache::open(&dir, 8, 3).unwrap().is_empty(),
+            "another model, another file"
+        );
 
         let mut damaged = bytes.clone();
         damaged[HEADER + 3] ^= 0xff;

@@ -12,7 +12,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use actix::{Actor, ActorFutureExt as _, Addr, AsyncContext as _, Context, Handler, Message, Supervisor, WrapFuture as _};
+use actix::{
+    Actor, ActorFutureExt as _, Addr, AsyncContext as _, Context, Handler, Message, Supervisor,
+    WrapFuture as _,
+};
 use wayfinder_supergraph::{Catalog, MemberId};
 use xxhash_rust::xxh3::Xxh3;
 
@@ -94,6 +97,7 @@ impl Handler<Reindex> for Coordinator {
             }
             if let Some((built_hash, shard)) = self.built.get(&subgraph.name) {
                 if *built_hash == hash {
+                    report.reused += members.len();
                     shards.push(ShardState::Ready(Arc::clone(shard)));
                     continue;
                 }
@@ -101,6 +105,9 @@ impl Handler<Reindex> for Coordinator {
             let context = match &self.vectors {
                 Ok(context) => context.clone(),
                 Err(reason) => {
+                    report
+                        .failed_shards
+                        .push((subgraph.name.clone(), reason.clone()));
                     shards.push(ShardState::Failed(Arc::from(reason.as_str())));
                     continue;
                 }
@@ -118,13 +125,18 @@ impl Handler<Reindex> for Coordinator {
                 documents: Arc::clone(&request.documents),
                 members,
             });
-            let (publication, name, index) = (request.publication, subgraph.name.clone(), shards.len() - 1);
+            let (publication, name, index) =
+                (request.publication, subgraph.name.clone(), shards.len() - 1);
             ctx.spawn(build.into_actor(self).map(move |reply, coordinator, _| {
-                let result = reply.unwrap_or_else(|e| Err(format!("the shard indexer is gone: {e}")));
+                let result =
+                    reply.unwrap_or_else(|e| Err(format!("the shard indexer is gone: {e}")));
                 coordinator.shard_done(publication, index, name, hash, result);
             }));
         }
-        let pending = shards.iter().filter(|s| matches!(s, ShardState::Building)).count();
+        let pending = shards
+            .iter()
+            .filter(|s| matches!(s, ShardState::Building))
+            .count();
         tracing::info!(
             publication = request.publication,
             documents = report.documents,
@@ -159,7 +171,11 @@ impl Coordinator {
             Ok(built) => {
                 let shard = Arc::clone(&built.shard);
                 self.built.insert(name.clone(), (hash, built.shard));
-                if let Some(active) = self.active.as_mut().filter(|a| a.request.publication == publication) {
+                if let Some(active) = self
+                    .active
+                    .as_mut()
+                    .filter(|a| a.request.publication == publication)
+                {
                     active.report.embedded += built.embedded;
                     active.report.reused += built.reused;
                 }
@@ -167,16 +183,26 @@ impl Coordinator {
             }
             Err(error) => {
                 tracing::error!(shard = %name, %error, "indexing failed; the shard stays lexical-only");
-                if let Some(active) = self.active.as_mut().filter(|a| a.request.publication == publication) {
+                if let Some(active) = self
+                    .active
+                    .as_mut()
+                    .filter(|a| a.request.publication == publication)
+                {
                     active.report.failed_shards.push((name, error.clone()));
                 }
                 ShardState::Failed(Arc::from(error))
             }
         };
-        let Some(active) = self.active.as_mut().filter(|a| a.request.publication == publication) else {
+        let Some(active) = self
+            .active
+            .as_mut()
+            .filter(|a| a.request.publication == publication)
+        else {
             return; // superseded by a newer catalog; the built shard is kept for reuse
         };
-        if active.hashes.get(index) == Some(&hash) && matches!(active.shards[index], ShardState::Building) {
+        if active.hashes.get(index) == Some(&hash)
+            && matches!(active.shards[index], ShardState::Building)
+        {
             active.shards[index] = state;
             active.pending -= 1;
             if active.pending == 0 {
@@ -203,7 +229,9 @@ impl Coordinator {
 
     /// The active publication is fully indexed: save the cache, report, wake waiters.
     fn finish(&mut self) {
-        let Some(active) = self.active.as_mut() else { return };
+        let Some(active) = self.active.as_mut() else {
+            return;
+        };
         let mut report = std::mem::take(&mut active.report);
         report.generation = self.shared.current_generation();
         if let Ok(context) = &self.vectors {

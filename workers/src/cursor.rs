@@ -101,14 +101,26 @@ mod tests {
         assert_eq!(codec.decode(&cursor, 3, 77), Ok(10));
         assert!(matches!(
             codec.decode(&cursor, 4, 77),
-            Err(CursorError::Stale { cursor_generation: 3, current_generation: 4 })
+            Err(CursorError::Stale {
+                cursor_generation: 3,
+                current_generation: 4
+            })
         ));
         assert_eq!(codec.decode(&cursor, 3, 78), Err(CursorError::OtherSearch));
-        assert!(matches!(CursorCodec::new(43).decode(&cursor, 3, 77), Err(CursorError::Malformed { .. })));
+        assert!(matches!(
+            CursorCodec::new(43).decode(&cursor, 3, 77),
+            Err(CursorError::Malformed { .. })
+        ));
         let mut forged = URL_SAFE_NO_PAD.decode(&cursor).unwrap();
         forged[9] = 200;
         let forged = URL_SAFE_NO_PAD.encode(forged);
-        assert!(matches!(codec.decode(&forged, 3, 77), Err(CursorError::Malformed { .. })));
-        assert!(matches!(codec.decode("not a cursor!", 3, 77), Err(CursorError::Malformed { .. })));
+        assert!(matches!(
+            codec.decode(&forged, 3, 77),
+            Err(CursorError::Malformed { .. })
+        ));
+        assert!(matches!(
+            codec.decode("not a cursor!", 3, 77),
+            Err(CursorError::Malformed { .. })
+        ));
     }
 }

@@ -36,8 +36,7 @@ pub enum EmbedError {
 }
 
 /// The ONNX Runtime library can be loaded once per process; every later session reuses it.
-static RUNTIME: OnceLock<Mutex<Option<(PathBuf, ort::environment::Environment)>>> =
-    OnceLock::new();
+static RUNTIME: OnceLock<Mutex<Option<(PathBuf, ort::environment::Environment)>>> = OnceLock::new();
 
 fn environment(library: &Path) -> Result<ort::environment::Environment, EmbedError> {
     let runtime_error = |message: String| EmbedError::Runtime {
@@ -108,7 +107,9 @@ impl Embedder {
             message,
         };
         if !config.onnx.is_file() {
-            return Err(model_error("no such file (run scripts/setup to fetch it)".into()));
+            return Err(model_error(
+                "no such file (run scripts/setup to fetch it)".into(),
+            ));
         }
         let session = Session::builder(&environment)
             .map_err(|e| model_error(e.to_string()))?

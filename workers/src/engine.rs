@@ -99,6 +99,16 @@ pub struct SearchResults {
     pub contract: Option<Arc<Contract>>,
 }
 
+impl std::fmt::Debug for SearchResults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchResults")
+            .field("generation", &self.generation)
+            .field("mode", &self.mode)
+            .field("hits", &self.hits)
+            .finish_non_exhaustive()
+    }
+}
+
 impl SearchResults {
     /// Paths from a root to `member`, within the caller's contract.
     pub fn paths_to_root(&self, member: MemberId) -> Vec<Vec<String>> {
@@ -189,9 +199,8 @@ impl Engine {
         let progress = Arc::new(Progress::default());
 
         let workers = config.worker_threads();
-        let loaded = model_key(&config.model).and_then(|key| {
-            Embedder::load(&config.model, 1).map(|embedder| (key, embedder))
-        });
+        let loaded = model_key(&config.model)
+            .and_then(|key| Embedder::load(&config.model, 1).map(|embedder| (key, embedder)));
         let (query, vectors_setup, model_error, cache_warning) = match loaded {
             Ok((key, embedder)) => {
                 let dimension = embedder.dimension();
@@ -203,12 +212,18 @@ impl Engine {
                     tracing::warn!(error = %e, "starting from an empty vector cache");
                     e.to_string()
                 });
-                let capacity = NonZeroUsize::new(config.query_cache.max(1)).unwrap_or(NonZeroUsize::MIN);
+                let capacity =
+                    NonZeroUsize::new(config.query_cache.max(1)).unwrap_or(NonZeroUsize::MIN);
                 let query = QueryEncoder {
                     embedder: Mutex::new(embedder),
                     vectors: Mutex::new(LruCache::new(capacity)),
                 };
-                (Some(query), Some((Arc::new(Mutex::new(cache)), dimension)), None, warning)
+                (
+                    Some(query),
+                    Some((Arc::new(Mutex::new(cache)), dimension)),
+                    None,
+                    warning,
+                )
             }
             Err(error) => {
                 tracing::error!(%error, "no embedding model: search is lexical-only");
@@ -237,7 +252,9 @@ impl Engine {
                             batch_size,
                             workers,
                         }),
-                        (None, reason) => Err(reason.unwrap_or_else(|| "no embedding model".into())),
+                        (None, reason) => {
+                            Err(reason.unwrap_or_else(|| "no embedding model".into()))
+                        }
                     };
                     let coordinator = Coordinator {
                         shared: coordinator_shared,
@@ -355,10 +372,16 @@ impl Engine {
         let generation = self.current().ok_or(SearchError::NotReady)?;
         let chars = request.query.chars().count();
         if chars > MAX_QUERY_CHARS {
-            return Err(SearchError::QueryTooLong { chars, max: MAX_QUERY_CHARS });
+            return Err(SearchError::QueryTooLong {
+                chars,
+                max: MAX_QUERY_CHARS,
+            });
         }
         if request.first > MAX_FIRST {
-            return Err(SearchError::FirstTooLarge { first: request.first, max: MAX_FIRST });
+            return Err(SearchError::FirstTooLarge {
+                first: request.first,
+                max: MAX_FIRST,
+            });
         }
         let min_score = match request.min_score {
             Some(m) if !(0.0..=1.0).contains(&m) => return Err(SearchError::MinScore(m)),
@@ -373,7 +396,9 @@ impl Engine {
             .contract
             .filter(|f| !f.is_unfiltered())
             .map(|filter| self.contract(&generation.catalog, filter));
-        let visibility = contract.clone().map_or_else(Visibility::all, Visibility::contract);
+        let visibility = contract
+            .clone()
+            .map_or_else(Visibility::all, Visibility::contract);
 
         let depth = (offset + request.first).max(CANDIDATE_DEPTH);
         let query = request.query.trim();
@@ -387,7 +412,13 @@ impl Engine {
             }
         }
         let catalog = &generation.catalog;
-        let mut ranked = fuse(catalog, &lexical, &vector, self.fusion);
+        let mut ranked = fuse(
+            catalog,
+            generation.documents(),
+            &lexical,
+            &vector,
+            self.fusion,
+        );
         demote_deprecated(catalog, &mut ranked, &visibility);
 
         let hits = ranked
@@ -400,7 +431,9 @@ impl Engine {
                 member,
                 coordinate: catalog.member(member).coordinate.clone(),
                 score,
-                cursor: self.cursors.encode(generation.id, position as u32, fingerprint),
+                cursor: self
+                    .cursors
+                    .encode(generation.id, position as u32, fingerprint),
             })
             .collect();
         Ok(SearchResults {
@@ -482,6 +515,10 @@ fn request_fingerprint(request: &SearchRequest<'_>) -> u64 {
 fn random_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
     hasher.finish()
 }

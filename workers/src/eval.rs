@@ -26,7 +26,11 @@ pub enum EvalError {
     #[error("cannot read {path}: {message}")]
     Read { path: String, message: String },
     #[error("{path}:{line}: {message}")]
-    Parse { path: String, line: usize, message: String },
+    Parse {
+        path: String,
+        line: usize,
+        message: String,
+    },
     #[error("question {id}: {source}")]
     Search { id: String, source: SearchError },
 }
@@ -64,13 +68,18 @@ impl Metrics {
     /// From the 1-based rank of the first expected coordinate in each question's top 10.
     pub fn from_ranks(ranks: &[Option<usize>]) -> Self {
         let n = ranks.len().max(1) as f64;
-        let within = |k: usize| ranks.iter().filter(|r| r.is_some_and(|r| r <= k)).count() as f64 / n;
+        let within =
+            |k: usize| ranks.iter().filter(|r| r.is_some_and(|r| r <= k)).count() as f64 / n;
         Metrics {
             questions: ranks.len(),
             recall_at_1: within(1),
             recall_at_5: within(5),
             recall_at_10: within(10),
-            mrr_at_10: ranks.iter().map(|r| r.map_or(0.0, |r| 1.0 / r as f64)).sum::<f64>() / n,
+            mrr_at_10: ranks
+                .iter()
+                .map(|r| r.map_or(0.0, |r| 1.0 / r as f64))
+                .sum::<f64>()
+                / n,
         }
     }
 }
@@ -127,7 +136,10 @@ pub fn score(answers: Vec<Answer>) -> EvalReport {
     let ranks: Vec<Option<usize>> = answers.iter().map(|a| a.rank).collect();
     let mut by_kind: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
     for answer in &answers {
-        by_kind.entry(answer.kind.clone()).or_default().push(answer.rank);
+        by_kind
+            .entry(answer.kind.clone())
+            .or_default()
+            .push(answer.rank);
     }
     EvalReport {
         overall: Metrics::from_ranks(&ranks),

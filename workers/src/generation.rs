@@ -73,7 +73,9 @@ impl Generation {
 
     /// Whether any shard has vectors to search.
     pub(crate) fn has_vectors(&self) -> bool {
-        self.shards.iter().any(|s| matches!(s, ShardState::Ready(_)))
+        self.shards
+            .iter()
+            .any(|s| matches!(s, ShardState::Ready(_)))
     }
 
     pub(crate) fn lexical_candidates(

@@ -10,7 +10,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use actix::{Actor, ActorFutureExt as _, Addr, AtomicResponse, Context, Handler, Message, WrapFuture as _};
+use actix::{
+    Actor, ActorFutureExt as _, Addr, AtomicResponse, Context, Handler, Message, WrapFuture as _,
+};
 use futures_util::StreamExt as _;
 
 use crate::cache::{write_atomically, VectorCache};
@@ -73,15 +75,24 @@ impl Handler<BuildShard> for ShardIndexer {
         let context = self.context.clone();
         let name = self.name.clone();
         AtomicResponse::new(Box::pin(
-            build(name, context, message).into_actor(self).map(|result, _, _| result),
+            build(name, context, message)
+                .into_actor(self)
+                .map(|result, _, _| result),
         ))
     }
 }
 
-async fn build(name: String, context: IndexerContext, message: BuildShard) -> Result<ShardBuilt, String> {
+async fn build(
+    name: String,
+    context: IndexerContext,
+    message: BuildShard,
+) -> Result<ShardBuilt, String> {
     let documents = &message.documents;
     let mut missing: Vec<usize> = {
-        let cache = context.cache.lock().map_err(|_| "the vector cache lock is poisoned")?;
+        let cache = context
+            .cache
+            .lock()
+            .map_err(|_| "the vector cache lock is poisoned")?;
         message
             .members
             .iter()
@@ -92,9 +103,15 @@ async fn build(name: String, context: IndexerContext, message: BuildShard) -> Re
     missing.sort_by_key(|&i| (documents[i].text.len(), documents[i].text_hash));
     missing.dedup_by_key(|i| documents[*i].text_hash);
     let embedded = missing.len();
-    context.progress.to_embed.fetch_add(embedded, std::sync::atomic::Ordering::Relaxed);
+    context
+        .progress
+        .to_embed
+        .fetch_add(embedded, std::sync::atomic::Ordering::Relaxed);
 
-    let batches: Vec<Vec<usize>> = missing.chunks(context.batch_size.max(1)).map(<[usize]>::to_vec).collect();
+    let batches: Vec<Vec<usize>> = missing
+        .chunks(context.batch_size.max(1))
+        .map(<[usize]>::to_vec)
+        .collect();
     let mut replies = futures_util::stream::iter(batches)
         .map(|batch| {
             let texts = batch.iter().map(|&i| documents[i].text.clone()).collect();
@@ -108,13 +125,21 @@ async fn build(name: String, context: IndexerContext, message: BuildShard) -> Re
             .map_err(|e| format!("the embedding pool is gone: {e}"))?
             .map_err(|e| e.to_string())?;
         let checkpoint = {
-            let mut cache = context.cache.lock().map_err(|_| "the vector cache lock is poisoned")?;
+            let mut cache = context
+                .cache
+                .lock()
+                .map_err(|_| "the vector cache lock is poisoned")?;
             for (&i, vector) in batch.iter().zip(vectors) {
                 cache.insert(documents[i].text_hash, Arc::from(vector));
             }
-            (cache.unsaved() >= CHECKPOINT_EVERY).then(|| cache.snapshot()).flatten()
+            (cache.unsaved() >= CHECKPOINT_EVERY)
+                .then(|| cache.snapshot())
+                .flatten()
         };
-        context.progress.embedded.fetch_add(batch.len(), std::sync::atomic::Ordering::Relaxed);
+        context
+            .progress
+            .embedded
+            .fetch_add(batch.len(), std::sync::atomic::Ordering::Relaxed);
         if let Some((path, bytes)) = checkpoint {
             if let Err(error) = write_atomically(&path, &bytes) {
                 tracing::warn!(%error, "cannot checkpoint the vector cache");
@@ -128,7 +153,10 @@ async fn build(name: String, context: IndexerContext, message: BuildShard) -> Re
     }
 
     let entries: Vec<(u64, Arc<[f32]>)> = {
-        let cache = context.cache.lock().map_err(|_| "the vector cache lock is poisoned")?;
+        let cache = context
+            .cache
+            .lock()
+            .map_err(|_| "the vector cache lock is poisoned")?;
         message
             .members
             .iter()
@@ -143,10 +171,11 @@ async fn build(name: String, context: IndexerContext, message: BuildShard) -> Re
     };
     let reused = entries.len().saturating_sub(embedded);
     let (dimension, threads) = (context.dimension, context.workers);
-    let shard = tokio::task::spawn_blocking(move || VectorShard::build(dimension, &entries, threads))
-        .await
-        .map_err(|e| format!("the shard build thread failed: {e}"))?
-        .map_err(|e| e.to_string())?;
+    let shard =
+        tokio::task::spawn_blocking(move || VectorShard::build(dimension, &entries, threads))
+            .await
+            .map_err(|e| format!("the shard build thread failed: {e}"))?
+            .map_err(|e| e.to_string())?;
     Ok(ShardBuilt {
         shard: Arc::new(shard),
         embedded,

@@ -11,19 +11,20 @@ use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED,
 };
 use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter,
-    TextAnalyzer,
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
 };
 use tantivy::{doc, Index, IndexReader, ReloadPolicy, Term};
 use wayfinder_supergraph::MemberId;
 
-use crate::document::Document;
+use crate::document::{split_identifier, Document};
 use crate::visibility::Visibility;
 
 const ANALYZER: &str = "wayfinder_en";
 const MEMBER: &str = "member";
-/// How much more a query word in a member's own name counts than one in its context.
+/// How much more a query word in a member's name counts than one in its context.
 const TITLE_BOOST: f32 = 2.0;
+/// A query word that is a whole identifier (`timelineItems`) counts most.
+const NAMES_BOOST: f32 = 3.0;
 
 #[derive(Debug, thiserror::Error)]
 #[error("lexical index: {0}")]
@@ -33,6 +34,7 @@ pub struct LexicalIndex {
     reader: IndexReader,
     analyzer: TextAnalyzer,
     title: Field,
+    names: Field,
     text: Field,
 }
 
@@ -44,6 +46,7 @@ impl LexicalIndex {
             .set_index_option(IndexRecordOption::WithFreqs);
         let options = TextOptions::default().set_indexing_options(indexing);
         let title = schema.add_text_field("title", options.clone());
+        let names = schema.add_text_field("names", options.clone());
         let text = schema.add_text_field("text", options);
         let member = schema.add_u64_field(MEMBER, INDEXED | FAST);
         let index = Index::create_in_ram(schema.build());
@@ -56,6 +59,7 @@ impl LexicalIndex {
         for document in documents {
             writer.add_document(doc!(
                 title => document.title.as_str(),
+                names => document.names.as_str(),
                 text => document.text.as_str(),
                 member => u64::from(document.member.0),
             ))?;
@@ -69,6 +73,7 @@ impl LexicalIndex {
             reader,
             analyzer,
             title,
+            names,
             text,
         })
     }
@@ -84,18 +89,22 @@ impl LexicalIndex {
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len() * 2);
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len() * 3);
         for word in &terms {
-            let in_title = TermQuery::new(
-                Term::from_field_text(self.title, word),
-                IndexRecordOption::WithFreqs,
-            );
-            let in_text = TermQuery::new(
-                Term::from_field_text(self.text, word),
-                IndexRecordOption::WithFreqs,
-            );
-            clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(in_title), TITLE_BOOST))));
-            clauses.push((Occur::Should, Box::new(in_text)));
+            for (field, boost) in [
+                (self.title, TITLE_BOOST),
+                (self.names, NAMES_BOOST),
+                (self.text, 1.0),
+            ] {
+                let term = TermQuery::new(
+                    Term::from_field_text(field, word),
+                    IndexRecordOption::WithFreqs,
+                );
+                clauses.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(term), boost)),
+                ));
+            }
         }
         let query = BooleanQuery::new(clauses);
         let visibility = visibility.clone();
@@ -119,10 +128,13 @@ impl LexicalIndex {
         Ok(results)
     }
 
-    /// The query's distinct words after the analyzer (lower case, stemmed, no stop words).
+    /// The query's distinct words after the analyzer (lower case, stemmed, no stop words),
+    /// identifiers in it both whole and split into words (`timelineItems`: `timelineitem`,
+    /// `timelin`, `item`).
     fn terms(&self, query: &str) -> Vec<String> {
         let mut analyzer = self.analyzer.clone();
-        let mut stream = analyzer.token_stream(query);
+        let expanded = format!("{query} {}", split_identifier(query));
+        let mut stream = analyzer.token_stream(&expanded);
         let mut terms = Vec::new();
         while let Some(token) = stream.next() {
             if !terms.contains(&token.text) {

@@ -24,7 +24,9 @@ pub mod vector;
 pub mod visibility;
 
 pub use config::{EngineConfig, ModelConfig, Pooling};
-pub use engine::{Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults};
+pub use engine::{
+    Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults,
+};
 pub use generation::SearchMode;
 pub use ranking::Fusion;
 pub use status::IndexReport;

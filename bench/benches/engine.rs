@@ -1,0 +1,250 @@
+//! Indexing and search on the github schema (and indexing on the 191-subgraph one), with the
+//! real model, in release. Goals (issue 4): cold index under 240 s; warm start to hybrid-ready
+//! under 5 s; one type's description changed -> re-index under 2 s embedding only that type's
+//! documents; lexical-ready under 2 s after the catalog; search p50 < 12 ms and p99 < 30 ms on a
+//! query-vector cache miss, < 2 ms on a hit; peak RSS under 1.5 GiB.
+//!
+//! `cargo bench -p wayfinder-bench --bench engine`. Runs: `WAYFINDER_BENCH_COLD_RUNS` (default
+//! 3) cold indexes, `WAYFINDER_BENCH_RUNS` (default 5) of everything else; medians reported.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wayfinder_bench::{millis, quantile};
+use wayfinder_supergraph::{Catalog, CatalogOptions};
+use wayfinder_tests::{engine_config, schema_path, temp_dir};
+use wayfinder_workers::{Engine, IndexReport, SearchRequest};
+
+const WAIT: Duration = Duration::from_secs(1800);
+const LATENCY_QUERIES: usize = 400;
+
+fn runs(variable: &str, default: usize) -> usize {
+    std::env::var(variable)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn catalog(sdl: &str) -> Arc<Catalog> {
+    Arc::new(
+        Catalog::from_sdl(sdl, "bench.graphql", CatalogOptions::default()).expect("schema loads"),
+    )
+}
+
+/// Starts an engine on `cache`, publishes `sdl`, waits for vectors. Returns the engine, the
+/// report, lexical-ready seconds and start-to-hybrid seconds.
+fn index(cache: &Path, catalog: Arc<Catalog>) -> (Engine, IndexReport, f64, Duration) {
+    let started = Instant::now();
+    let engine = Engine::start(engine_config(Some(cache))).expect("engine starts");
+    assert!(engine.model_error().is_none(), "{:?}", engine.model_error());
+    let published = engine.publish(catalog).expect("publishes");
+    let report = engine
+        .wait_indexed(published.publication, WAIT)
+        .expect("indexes");
+    assert!(
+        report.failed_shards.is_empty(),
+        "{:?}",
+        report.failed_shards
+    );
+    let elapsed = started.elapsed();
+    (engine, report, published.lexical_seconds, elapsed)
+}
+
+fn seconds(samples: &[Duration]) -> String {
+    format!(
+        "median {:.2} s (min {:.2}, max {:.2}, n={})",
+        quantile(samples, 0.5).as_secs_f64(),
+        quantile(samples, 0.0).as_secs_f64(),
+        quantile(samples, 1.0).as_secs_f64(),
+        samples.len()
+    )
+}
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+/// Seeded word-pair queries drawn from the schema's descriptions: distinct texts, so the first
+/// pass misses the query-vector cache and the second hits it.
+fn queries(catalog: &Catalog) -> Vec<String> {
+    let words: Vec<&str> = catalog
+        .members()
+        .iter()
+        .filter_map(|m| m.description.as_deref())
+        .flat_map(str::split_whitespace)
+        .filter(|w| w.len() > 3 && w.chars().all(char::is_alphabetic))
+        .collect();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        words[(state % words.len() as u64) as usize]
+    };
+    let mut queries: Vec<String> = (0..LATENCY_QUERIES)
+        .map(|i| format!("{} {} {} {i}", next(), next(), next()))
+        .collect();
+    queries.dedup();
+    queries
+}
+
+fn latency(engine: &Engine, queries: &[String]) -> Vec<Duration> {
+    queries
+        .iter()
+        .map(|query| {
+            let started = Instant::now();
+            let results = engine
+                .search(&SearchRequest {
+                    query,
+                    first: 10,
+                    ..SearchRequest::default()
+                })
+                .expect("search");
+            assert!(!results.hits.is_empty());
+            started.elapsed()
+        })
+        .collect()
+}
+
+fn cold_and_warm(
+    name: &str,
+    relative: &str,
+    cold_runs: usize,
+    warm_runs: usize,
+) -> (tempdir::Dir, Arc<Catalog>) {
+    let sdl = std::fs::read_to_string(schema_path(relative)).expect("schema file");
+    let schema = catalog(&sdl);
+    let mut cold = Vec::new();
+    let mut rates = Vec::new();
+    let mut lexical = Vec::new();
+    let mut dir = None;
+    for run in 0..cold_runs {
+        let cache = temp_dir(&format!("bench-{name}-{run}"));
+        let (_, report, lexical_seconds, elapsed) = index(&cache, Arc::clone(&schema));
+        println!(
+            "{name} cold run {run}: {:.1} s, {} documents, {} embedded, {:.1} texts/s",
+            elapsed.as_secs_f64(),
+            report.documents,
+            report.embedded,
+            report.texts_per_second()
+        );
+        cold.push(elapsed);
+        rates.push(Duration::from_secs_f64(report.texts_per_second()));
+        lexical.push(Duration::from_secs_f64(lexical_seconds));
+        if let Some(previous) = dir.replace(cache) {
+            let _ = std::fs::remove_dir_all(previous);
+        }
+    }
+    let cache = dir.expect("at least one cold run");
+    let mut warm = Vec::new();
+    for _ in 0..warm_runs {
+        let (_, report, lexical_seconds, elapsed) = index(&cache, Arc::clone(&schema));
+        assert_eq!(report.embedded, 0, "a warm start embeds nothing");
+        warm.push(elapsed);
+        lexical.push(Duration::from_secs_f64(lexical_seconds));
+    }
+    println!(
+        "{name} cold index           {}  goal < 240 s",
+        seconds(&cold)
+    );
+    println!(
+        "{name} cold texts/s         median {:.1}",
+        quantile(&rates, 0.5).as_secs_f64()
+    );
+    println!("{name} warm start -> hybrid {}  goal < 5 s", seconds(&warm));
+    println!(
+        "{name} lexical ready        {}  goal < 2 s",
+        seconds(&lexical)
+    );
+    (tempdir::Dir(cache), schema)
+}
+
+mod tempdir {
+    /// Removes the cache folder when the bench is done with it.
+    pub struct Dir(pub std::path::PathBuf);
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn main() {
+    let cold_runs = runs("WAYFINDER_BENCH_COLD_RUNS", 3).max(1);
+    let warm_runs = runs("WAYFINDER_BENCH_RUNS", 5).max(1);
+
+    let (cache, github) = cold_and_warm(
+        "github",
+        "monolithic/github/schema.graphql",
+        cold_runs,
+        warm_runs,
+    );
+    let sdl =
+        std::fs::read_to_string(schema_path("monolithic/github/schema.graphql")).expect("schema");
+    let (engine, _, _, _) = index(&cache.0, Arc::clone(&github));
+
+    // One type's description changed, published to the running engine (a hot reload).
+    let ty = github.get("Repository").expect("github has Repository");
+    let description = ty.description.clone().expect("Repository is described");
+    let mut reindex = Vec::new();
+    for run in 0..warm_runs {
+        let edited = sdl.replacen(
+            &description,
+            &format!(
+                "{description} Edited by bench run {run} at {:?}.",
+                Instant::now()
+            ),
+            1,
+        );
+        let published = engine.publish(catalog(&edited)).expect("publishes");
+        let report = engine
+            .wait_indexed(published.publication, WAIT)
+            .expect("reindexes");
+        println!(
+            "github re-index run {run}: {:.2} s, {} embedded, {} reused",
+            report.seconds, report.embedded, report.reused
+        );
+        reindex.push(Duration::from_secs_f64(report.seconds));
+    }
+    println!(
+        "github one type changed     {}  goal < 2 s",
+        seconds(&reindex)
+    );
+
+    let queries = queries(&github);
+    let miss = latency(&engine, &queries);
+    let hit = latency(&engine, &queries);
+    for (label, samples, goal) in [
+        ("miss", &miss, "p50 < 12 ms, p99 < 30 ms"),
+        ("hit", &hit, "< 2 ms"),
+    ] {
+        println!(
+            "github search ({label:>4})       p50 {:.2} ms  p99 {:.2} ms  (n={})  goal {goal}",
+            millis(quantile(samples, 0.5)),
+            millis(quantile(samples, 0.99)),
+            samples.len()
+        );
+    }
+    println!(
+        "github peak RSS             {:.0} MiB  goal < 1536 MiB",
+        peak_rss_mib()
+    );
+    drop(engine);
+    drop(cache);
+
+    cold_and_warm(
+        "guild-191-subgraphs",
+        "federated/guild-huge-schema-obfuscated/supergraph.graphql",
+        cold_runs,
+        warm_runs,
+    );
+    println!("peak RSS (whole bench)      {:.0} MiB", peak_rss_mib());
+}

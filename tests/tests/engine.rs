@@ -1,0 +1,335 @@
+//! The engine with the real embedding model (the one `scripts/setup` fetches): embeddings,
+//! the vector cache across restarts and edits, contracts inside search, paging, and failure
+//! modes that must leave search working.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
+use wayfinder_tests::{catalog, engine_config, repo_path, temp_dir};
+use wayfinder_workers::cursor::CursorError;
+use wayfinder_workers::document::documents;
+use wayfinder_workers::embed::{dot, Embedder};
+use wayfinder_workers::{Engine, IndexReport, SearchError, SearchMode, SearchRequest};
+
+const WAIT: Duration = Duration::from_secs(300);
+
+fn bookshop_sdl() -> String {
+    std::fs::read_to_string(repo_path("examples/bookshop/supergraph.graphql")).unwrap()
+}
+
+fn from_sdl(sdl: &str) -> Arc<Catalog> {
+    Arc::new(Catalog::from_sdl(sdl, "test.graphql", CatalogOptions::default()).unwrap())
+}
+
+/// Publishes `catalog` and waits for its vectors.
+fn index(engine: &Engine, catalog: Arc<Catalog>) -> IndexReport {
+    let published = engine.publish(catalog).unwrap();
+    engine
+        .wait_indexed(published.publication, WAIT)
+        .expect("indexing finishes")
+}
+
+fn search<'a>(query: &'a str, first: usize) -> SearchRequest<'a> {
+    SearchRequest {
+        query,
+        first,
+        ..SearchRequest::default()
+    }
+}
+
+#[test]
+fn a_paraphrase_is_nearer_than_an_unrelated_text() {
+    let mut embedder = Embedder::load(&engine_config(None).model, 1).unwrap();
+    let vectors = embedder
+        .embed(&[
+            "find a user by email",
+            "Retrieve a user by their email address",
+            "delete a playlist",
+        ])
+        .unwrap();
+    let (paraphrase, unrelated) = (dot(&vectors[0], &vectors[1]), dot(&vectors[0], &vectors[2]));
+    assert!(paraphrase > 0.7, "paraphrase similarity {paraphrase}");
+    assert!(unrelated < 0.3, "unrelated similarity {unrelated}");
+    // The same text gives the same vector in a batch of one or of several.
+    let alone = embedder.embed(&["delete a playlist"]).unwrap();
+    assert!(dot(&alone[0], &vectors[2]) > 0.999);
+}
+
+#[test]
+fn a_restart_reuses_the_cache_and_an_edit_embeds_only_what_changed() {
+    let dir = temp_dir("restart");
+    let sdl = bookshop_sdl();
+    let first = {
+        let engine = Engine::start(engine_config(Some(&dir))).unwrap();
+        index(&engine, from_sdl(&sdl))
+    };
+    assert!(
+        first.embedded > 0 && first.failed_shards.is_empty(),
+        "{first:?}"
+    );
+    assert_eq!(first.embedded + first.reused, first.documents);
+
+    let engine = Engine::start(engine_config(Some(&dir))).unwrap();
+    let second = index(&engine, from_sdl(&sdl));
+    assert_eq!(second.embedded, 0, "{second:?}");
+    assert_eq!(second.reused, second.documents);
+    assert_eq!(engine.current().unwrap().mode(), SearchMode::Hybrid);
+
+    // Edit one type's description: only documents whose text changed are embedded again,
+    // in the same running engine (a reload) and in a fresh one (a restart).
+    let needle = "\"\"\"A title the shop sells, in one or more formats.\"\"\"";
+    assert!(
+        sdl.contains(needle),
+        "the example describes Book as {needle}"
+    );
+    let edited = sdl.replacen(
+        needle,
+        "\"\"\"A printed or electronic book that shoppers can buy.\"\"\"",
+        1,
+    );
+    let before: HashSet<u128> = documents(&from_sdl(&sdl))
+        .iter()
+        .map(|d| d.text_hash)
+        .collect();
+    let changed = documents(&from_sdl(&edited))
+        .iter()
+        .filter(|d| !before.contains(&d.text_hash))
+        .count();
+    assert!(changed >= 1);
+    let reload = index(&engine, from_sdl(&edited));
+    assert_eq!(reload.embedded, changed, "{reload:?}");
+    assert_eq!(reload.reused, reload.documents - changed);
+    let unchanged_shards = reload.shards - reload.shards_rebuilt;
+    assert!(
+        unchanged_shards >= 1,
+        "a subgraph without the type keeps its shard: {reload:?}"
+    );
+    drop(engine);
+    let restart = index(
+        &Engine::start(engine_config(Some(&dir))).unwrap(),
+        from_sdl(&edited),
+    );
+    assert_eq!(restart.embedded, 0, "{restart:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_contract_never_returns_an_invisible_member() {
+    let engine = Engine::start(engine_config(None)).unwrap();
+    let internal = ContractFilter {
+        exclude_tags: ["internal".to_string()].into(),
+        ..Default::default()
+    };
+    let mut checked = 0;
+    for schema in [
+        Arc::new(catalog("federated/spotify-showcase/supergraph.graphql")),
+        from_sdl(&bookshop_sdl()),
+    ] {
+        index(&engine, Arc::clone(&schema));
+        checked += check_contract(&engine, &schema, &internal);
+    }
+    assert!(checked > 2000, "only {checked} results checked");
+}
+
+/// Runs 100 random queries as `filter`'s tenant and checks every result and path step is
+/// visible; returns how many results were checked.
+fn check_contract(engine: &Engine, schema: &Catalog, filter: &ContractFilter) -> usize {
+    let contract = schema.contract(filter);
+    assert!(
+        contract.visible_count() < schema.members().len(),
+        "{filter:?} hides something"
+    );
+    // Queries are random word pairs from the schema's own descriptions (seeded, repeatable).
+    let words: Vec<&str> = schema
+        .members()
+        .iter()
+        .filter_map(|m| m.description.as_deref())
+        .flat_map(str::split_whitespace)
+        .filter(|w| w.len() > 3)
+        .collect();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut checked = 0;
+    for _ in 0..100 {
+        let query = format!("{} {}", words[next(words.len())], words[next(words.len())]);
+        let results = engine
+            .search(&SearchRequest {
+                contract: Some(filter),
+                ..search(&query, 25)
+            })
+            .unwrap();
+        for hit in &results.hits {
+            assert!(
+                contract.is_visible(hit.member),
+                "{query:?} returned {}",
+                hit.coordinate
+            );
+            for path in results.paths_to_root(hit.member) {
+                for step in path {
+                    assert!(
+                        contract.is_visible(schema.get(&step).unwrap().id),
+                        "path step {step}"
+                    );
+                }
+            }
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn pages_follow_each_other_and_bad_cursors_are_errors() {
+    let engine = Engine::start(engine_config(None)).unwrap();
+    let shop = from_sdl(&bookshop_sdl());
+    index(&engine, Arc::clone(&shop));
+    let whole = engine
+        .search(&search("books customers ordered", 12))
+        .unwrap();
+    assert_eq!(whole.hits.len(), 12);
+    assert!(whole.hits.windows(2).all(|w| w[0].score >= w[1].score));
+    assert!(whole.hits.iter().all(|h| (0.0..=1.0).contains(&h.score)));
+    let first = engine
+        .search(&search("books customers ordered", 5))
+        .unwrap();
+    let second = engine
+        .search(&SearchRequest {
+            after: Some(&first.hits[4].cursor),
+            ..search("books customers ordered", 7)
+        })
+        .unwrap();
+    let paged: Vec<_> = first
+        .hits
+        .iter()
+        .chain(&second.hits)
+        .map(|h| &h.coordinate)
+        .collect();
+    let at_once: Vec<_> = whole.hits.iter().map(|h| &h.coordinate).collect();
+    assert_eq!(paged, at_once);
+
+    let cursor = &first.hits[4].cursor;
+    let other_query = engine.search(&SearchRequest {
+        after: Some(cursor),
+        ..search("authors", 5)
+    });
+    assert!(matches!(
+        other_query,
+        Err(SearchError::Cursor(CursorError::OtherSearch))
+    ));
+    let mut forged = cursor.clone();
+    forged.replace_range(3..4, if &cursor[3..4] == "A" { "B" } else { "A" });
+    let forged = engine.search(&SearchRequest {
+        after: Some(&forged),
+        ..search("books customers ordered", 5)
+    });
+    assert!(
+        matches!(
+            forged,
+            Err(SearchError::Cursor(CursorError::Malformed { .. }))
+        ),
+        "{forged:?}"
+    );
+
+    let min = engine
+        .search(&SearchRequest {
+            min_score: Some(0.5),
+            ..search("books customers ordered", 50)
+        })
+        .unwrap();
+    assert!(min.hits.iter().all(|h| h.score >= 0.5));
+    assert!(matches!(
+        engine.search(&SearchRequest {
+            min_score: Some(1.5),
+            ..search("x", 5)
+        }),
+        Err(SearchError::MinScore(_))
+    ));
+
+    index(&engine, shop);
+    let stale = engine.search(&SearchRequest {
+        after: Some(cursor),
+        ..search("books customers ordered", 5)
+    });
+    assert!(
+        matches!(stale, Err(SearchError::Cursor(CursorError::Stale { .. }))),
+        "{stale:?}"
+    );
+}
+
+#[test]
+fn a_deprecated_member_ranks_below_its_replacement() {
+    let sdl = r#"
+        type Query {
+          "Look up a customer's orders by the customer's email address."
+          ordersByEmail(email: String!): [Order!]! @deprecated(reason: "Use `customerOrders`.")
+          "The orders a customer placed."
+          customerOrders(customerId: ID!): [Order!]!
+          "The shop's opening hours."
+          openingHours: String
+        }
+        type Order { id: ID! total: Float! }
+    "#;
+    let engine = Engine::start(engine_config(None)).unwrap();
+    index(&engine, from_sdl(sdl));
+    let results = engine
+        .search(&search("orders by email address", 10))
+        .unwrap();
+    let rank = |c: &str| results.hits.iter().position(|h| h.coordinate == c);
+    let (old, new) = (rank("Query.ordersByEmail"), rank("Query.customerOrders"));
+    assert!(old.is_some(), "the deprecated member is still returned");
+    assert!(new < old, "replacement at {new:?}, deprecated at {old:?}");
+}
+
+#[test]
+fn a_damaged_cache_or_model_leaves_search_working() {
+    let dir = temp_dir("damaged");
+    let shop = from_sdl(&bookshop_sdl());
+    let engine = Engine::start(engine_config(Some(&dir))).unwrap();
+    index(&engine, Arc::clone(&shop));
+    drop(engine);
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() / 3]).unwrap();
+
+    let engine = Engine::start(engine_config(Some(&dir))).unwrap();
+    let warning = engine.cache_warning().expect("the damage is reported");
+    assert!(warning.contains(&file.display().to_string()), "{warning}");
+    let report = index(&engine, Arc::clone(&shop));
+    assert_eq!(
+        report.embedded, report.documents,
+        "an unreadable cache is rebuilt"
+    );
+    drop(engine);
+    assert!(Engine::start(engine_config(Some(&dir)))
+        .unwrap()
+        .cache_warning()
+        .is_none());
+
+    // A model file that is not a model: the engine starts, says why, and answers lexically.
+    let bad_model = dir.join("broken.onnx");
+    std::fs::write(&bad_model, b"not an onnx file").unwrap();
+    let mut config = engine_config(None);
+    config.model.onnx = bad_model.clone();
+    let engine = Engine::start(config).unwrap();
+    let error = engine.model_error().expect("a model error").to_string();
+    assert!(error.contains(&bad_model.display().to_string()), "{error}");
+    let report = index(&engine, shop);
+    assert!(!report.failed_shards.is_empty());
+    let results = engine.search(&search("book reviews", 5)).unwrap();
+    assert_eq!(results.mode, SearchMode::Lexical);
+    assert!(!results.hits.is_empty());
+    let _ = std::fs::remove_dir_all(Path::new(&dir));
+}
