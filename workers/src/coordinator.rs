@@ -83,7 +83,7 @@ impl Handler<Reindex> for Coordinator {
             shards: groups.iter().filter(|g| !g.is_empty()).count(),
             ..IndexReport::default()
         };
-        if let Some(context) = self.vectors.as_ref().ok() {
+        if let Ok(context) = &self.vectors {
             context.progress.begin(context.epoch);
         }
         let mut shards = Vec::with_capacity(groups.len());
