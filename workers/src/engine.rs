@@ -312,17 +312,13 @@ impl Engine {
         let lexical = Arc::new(LexicalIndex::build(&documents)?);
         let keys: Arc<HashMap<u64, MemberId>> =
             Arc::new(documents.iter().map(|d| (d.key, d.member)).collect());
-        let shards = catalog
-            .subgraphs()
-            .iter()
-            .map(|s| {
-                if documents.iter().any(|d| d.shard == s.id) {
-                    ShardState::Building
-                } else {
-                    ShardState::Empty
-                }
-            })
-            .collect();
+        // One pass over the documents, not one per subgraph (191 subgraphs x 22k documents).
+        let mut shards = vec![ShardState::Empty; catalog.subgraphs().len()];
+        for document in documents.iter() {
+            if let Some(shard) = shards.get_mut(document.shard.index()) {
+                *shard = ShardState::Building;
+            }
+        }
         let mut publication = 0;
         self.shared.status.update(|state| {
             state.published += 1;

@@ -88,18 +88,7 @@ async fn build(
     message: BuildShard,
 ) -> Result<ShardBuilt, String> {
     let documents = &message.documents;
-    let mut missing: Vec<usize> = {
-        let cache = context
-            .cache
-            .lock()
-            .map_err(|_| "the vector cache lock is poisoned")?;
-        message
-            .members
-            .iter()
-            .copied()
-            .filter(|&i| cache.get(documents[i].text_hash).is_none())
-            .collect()
-    };
+    let (_, mut missing) = lookup(&context.cache, documents, &message.members)?;
     missing.sort_by_key(|&i| (documents[i].text.len(), documents[i].text_hash));
     missing.dedup_by_key(|i| documents[*i].text_hash);
     let embedded = missing.len();
@@ -125,10 +114,7 @@ async fn build(
             .map_err(|e| format!("the embedding pool is gone: {e}"))?
             .map_err(|e| e.to_string())?;
         let checkpoint = {
-            let mut cache = context
-                .cache
-                .lock()
-                .map_err(|_| "the vector cache lock is poisoned")?;
+            let mut cache = lock(&context.cache)?;
             for (&i, vector) in batch.iter().zip(vectors) {
                 cache.insert(documents[i].text_hash, Arc::from(vector));
             }
@@ -152,23 +138,10 @@ async fn build(
         }
     }
 
-    let entries: Vec<(u64, Arc<[f32]>)> = {
-        let cache = context
-            .cache
-            .lock()
-            .map_err(|_| "the vector cache lock is poisoned")?;
-        message
-            .members
-            .iter()
-            .map(|&i| {
-                let document = &documents[i];
-                cache
-                    .get(document.text_hash)
-                    .map(|vector| (document.key, vector))
-                    .ok_or_else(|| format!("no vector for {}", document.key))
-            })
-            .collect::<Result<_, _>>()?
-    };
+    let (entries, still_missing) = lookup(&context.cache, documents, &message.members)?;
+    if let Some(&i) = still_missing.first() {
+        return Err(format!("no vector for {}", documents[i].key));
+    }
     let reused = entries.len().saturating_sub(embedded);
     let (dimension, threads) = (context.dimension, context.workers);
     let shard =
@@ -181,4 +154,32 @@ async fn build(
         embedded,
         reused,
     })
+}
+
+/// (shard key, vector) pairs.
+type Entries = Vec<(u64, Arc<[f32]>)>;
+
+fn lock(cache: &Mutex<VectorCache>) -> Result<std::sync::MutexGuard<'_, VectorCache>, String> {
+    cache
+        .lock()
+        .map_err(|_| "the vector cache lock is poisoned".to_string())
+}
+
+/// Splits `documents[members]` into the (key, vector) pairs the cache holds and the indices
+/// of the documents it lacks.
+fn lookup(
+    cache: &Mutex<VectorCache>,
+    documents: &[Document],
+    members: &[usize],
+) -> Result<(Entries, Vec<usize>), String> {
+    let cache = lock(cache)?;
+    let mut found = Vec::with_capacity(members.len());
+    let mut missing = Vec::new();
+    for &i in members {
+        match cache.get(documents[i].text_hash) {
+            Some(vector) => found.push((documents[i].key, vector)),
+            None => missing.push(i),
+        }
+    }
+    Ok((found, missing))
 }
