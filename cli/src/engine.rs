@@ -118,6 +118,7 @@ pub fn index(schema: &Path, args: &EngineArgs) -> anyhow::Result<()> {
     let indexed = index_schema(schema, args, true)?;
     let report = &indexed.report;
     println!("documents      {}", report.documents);
+    println!("texts          {} (views of the documents)", report.texts);
     println!(
         "shards         {} ({} rebuilt)",
         report.shards, report.shards_rebuilt

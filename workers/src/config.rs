@@ -84,7 +84,7 @@ fn default_workers() -> usize {
 }
 
 fn default_batch_size() -> usize {
-    32
+    16
 }
 
 fn default_query_cache() -> usize {

@@ -80,6 +80,7 @@ impl Handler<Reindex> for Coordinator {
         let mut report = IndexReport {
             publication: request.publication,
             documents: request.documents.len(),
+            texts: request.documents.iter().map(|d| d.views.len()).sum(),
             shards: groups.iter().filter(|g| !g.is_empty()).count(),
             ..IndexReport::default()
         };
@@ -97,7 +98,10 @@ impl Handler<Reindex> for Coordinator {
             }
             if let Some((built_hash, shard)) = self.built.get(&subgraph.name) {
                 if *built_hash == hash {
-                    report.reused += members.len();
+                    report.reused += members
+                        .iter()
+                        .map(|&i| request.documents[i].views.len())
+                        .sum::<usize>();
                     shards.push(ShardState::Ready(Arc::clone(shard)));
                     continue;
                 }
@@ -273,12 +277,14 @@ fn save(cache: &Mutex<VectorCache>) -> Option<String> {
     })
 }
 
-/// Identity of a shard's content: its documents' keys and text hashes, in catalog order.
+/// Identity of a shard's content: its documents' view keys and text hashes, in catalog order.
 fn shard_hash(documents: &[Document], members: &[usize]) -> u64 {
     let mut hasher = Xxh3::new();
     for &i in members {
-        hasher.update(&documents[i].key.to_le_bytes());
-        hasher.update(&documents[i].text_hash.to_le_bytes());
+        for view in &documents[i].views {
+            hasher.update(&view.key.to_le_bytes());
+            hasher.update(&view.text_hash.to_le_bytes());
+        }
     }
     hasher.digest()
 }

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use wayfinder_supergraph::{Catalog, Member, MemberId, MemberKind, SubgraphId};
-use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
+use xxhash_rust::xxh3::{xxh3_128, xxh3_64, xxh3_64_with_seed};
 
 /// The searchable text of one member.
 #[derive(Debug, Clone)]
@@ -23,17 +23,39 @@ pub struct Document {
     /// The member's and its parent's identifiers as written (`timelineItems issue`), so a
     /// query that names a member matches it whole.
     pub names: String,
-    /// Everything embedded and indexed.
+    /// Everything indexed lexically; also the first embedded view.
     pub text: String,
+    /// The texts embedded for the member, each its own vector under its own shard key; the
+    /// first is `text`. A member's vector evidence is its best view.
+    pub views: Vec<View>,
     /// How likely the member is what an agent wants, before any query: 1 for root fields,
     /// less for the rest, least for the plumbing of GraphQL conventions (Relay connections
     /// and edges, mutation payloads).
     pub prior: f32,
-    /// Hash of `text`: the vector cache's key, with the model.
-    pub text_hash: u128,
     /// The shard the document lives in: its first owning subgraph. A member several
     /// subgraphs resolve is indexed once; `Member::subgraphs` keeps every owner.
     pub shard: SubgraphId,
+}
+
+/// One embedded text of a member.
+#[derive(Debug, Clone)]
+pub struct View {
+    /// The vector-shard key: the coordinate's hash for the first view, derived from it for the
+    /// others. Stable across catalogs, so a shard built for an earlier catalog serves a later one.
+    pub key: u64,
+    pub text: String,
+    /// Hash of `text`: the vector cache's key, with the model.
+    pub text_hash: u128,
+}
+
+impl View {
+    fn new(key: u64, text: String) -> Self {
+        View {
+            key,
+            text_hash: xxh3_128(text.as_bytes()),
+            text,
+        }
+    }
 }
 
 /// Longest description excerpt taken from a related member (the member's own is kept whole).
@@ -43,11 +65,14 @@ const LIST_NAMES: usize = 12;
 
 /// One document per member the catalog can show (built-ins of GraphQL itself included).
 pub fn documents(catalog: &Catalog) -> Vec<Document> {
+    let plumbing = Plumbing::of(catalog);
     catalog
         .members()
         .iter()
         .map(|member| {
-            let (title, text) = member_text(catalog, member);
+            let (title, text) = member_text(catalog, &plumbing, member, false);
+            let key = coordinate_key(&member.coordinate);
+            let views = views(catalog, &plumbing, member, &title, &text);
             let parent = member.parent.map(|p| catalog.member(p).name.as_str());
             Document {
                 names: [Some(member.name.as_str()), parent]
@@ -55,21 +80,51 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
                     .flatten()
                     .collect::<Vec<_>>()
                     .join(" "),
-                prior: prior(catalog, member),
+                prior: prior(catalog, &plumbing, member),
                 member: member.id,
-                key: coordinate_key(&member.coordinate),
-                text_hash: xxh3_128(text.as_bytes()),
+                key,
                 title,
                 text,
+                views,
                 shard: member.subgraphs.first().copied().unwrap_or(SubgraphId(0)),
             }
         })
         .collect()
 }
 
-/// The vector-shard key of a coordinate.
+/// The vector-shard key of a coordinate (its first view's key).
 pub fn coordinate_key(coordinate: &str) -> u64 {
     xxh3_64(coordinate.as_bytes())
+}
+
+/// The texts a member is embedded by, each distinct: the document text; its name and own
+/// summary alone (what a question naming the member's purpose matches best); and the text with
+/// the descriptions of its parent and type (what a question in the words of the surrounding
+/// domain matches best). One text dilutes each of these with the others under mean pooling;
+/// averaging the similarity of three vectors measured better on all three dev sets.
+fn views(
+    catalog: &Catalog,
+    plumbing: &Plumbing,
+    member: &Member,
+    title: &str,
+    text: &str,
+) -> Vec<View> {
+    let mut summary_text = format!("{title}.");
+    if let Some(description) = &member.description {
+        push_sentence(&mut summary_text, summary(description), usize::MAX);
+    }
+    let (_, context_text) = member_text(catalog, plumbing, member, true);
+    let mut views: Vec<View> = Vec::with_capacity(3);
+    for (seed, view_text) in [text.to_string(), summary_text, context_text]
+        .into_iter()
+        .enumerate()
+    {
+        if views.iter().all(|v| v.text != view_text) {
+            let key = xxh3_64_with_seed(member.coordinate.as_bytes(), seed as u64);
+            views.push(View::new(key, view_text));
+        }
+    }
+    views
 }
 
 /// Share of its score a member keeps that is not a root field: agents mostly look for an
@@ -78,31 +133,69 @@ const BELOW_ROOT_PRIOR: f32 = 0.8;
 /// Further share a member of a plumbing type keeps.
 const PLUMBING_PRIOR: f32 = 0.85;
 
-fn prior(catalog: &Catalog, member: &Member) -> f32 {
+fn prior(catalog: &Catalog, plumbing: &Plumbing, member: &Member) -> f32 {
     if member.kind == MemberKind::Field
         && member.parent.is_some_and(|p| catalog.roots().contains(p))
     {
         return 1.0;
     }
-    // The type a member belongs to: a field's or input field's type, an argument's field's type.
-    let mut owner = member;
-    while !owner.kind.is_type() {
-        match owner.parent {
-            Some(parent) => owner = catalog.member(parent),
-            None => return 1.0,
-        }
-    }
-    if is_plumbing(catalog, owner) {
-        BELOW_ROOT_PRIOR * PLUMBING_PRIOR
-    } else {
-        BELOW_ROOT_PRIOR
+    match owner_type(catalog, member) {
+        Some(owner) if plumbing.contains(owner) => BELOW_ROOT_PRIOR * PLUMBING_PRIOR,
+        Some(_) => BELOW_ROOT_PRIOR,
+        None => 1.0,
     }
 }
 
-/// A Relay connection (`edges`/`nodes` with `pageInfo`), an edge (`node` with `cursor`), or a
-/// mutation payload (an object only mutation root fields return): types that wrap the thing
-/// an agent asks about rather than being it.
-fn is_plumbing(catalog: &Catalog, ty: &Member) -> bool {
+/// The type a member belongs to: itself for a type, a field's or input field's type, an
+/// argument's field's type; `None` for directives and their arguments.
+fn owner_type<'c>(catalog: &'c Catalog, member: &'c Member) -> Option<&'c Member> {
+    let mut owner = member;
+    while !owner.kind.is_type() {
+        owner = catalog.member(owner.parent?);
+    }
+    Some(owner)
+}
+
+/// The types that wrap what an agent asks about rather than being it: Relay connections
+/// (`edges`/`nodes` with `pageInfo`), edges (`node` with `cursor`), mutation payloads (objects
+/// only mutation root fields return), and then every type only plumbing uses (the error
+/// objects of payloads, their error-code enums).
+pub(crate) struct Plumbing(Vec<bool>);
+
+impl Plumbing {
+    pub(crate) fn of(catalog: &Catalog) -> Self {
+        let members = catalog.members();
+        let mut plumbing: Vec<bool> = members.iter().map(|m| wraps(catalog, m)).collect();
+        // Each pass marks the types whose every user is plumbing; few passes settle it.
+        loop {
+            let mut changed = false;
+            for ty in members.iter().filter(|m| m.kind.is_type()) {
+                if plumbing[ty.id.index()]
+                    || ty.builtin || catalog.roots().contains(ty.id) || ty.referenced_by.is_empty() {
+                    continue;
+                }
+                let only_plumbing = ty.referenced_by.iter().all(|user| {
+                    owner_type(catalog, catalog.member(*user))
+                        .is_some_and(|owner| plumbing[owner.id.index()])
+                });
+                if only_plumbing {
+                    plumbing[ty.id.index()] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return Plumbing(plumbing);
+            }
+        }
+    }
+
+    pub(crate) fn contains(&self, ty: &Member) -> bool {
+        self.0.get(ty.id.index()).copied().unwrap_or(false)
+    }
+}
+
+/// A connection, an edge or a mutation payload, by its shape alone.
+fn wraps(catalog: &Catalog, ty: &Member) -> bool {
     if ty.kind != MemberKind::Object {
         return false;
     }
@@ -119,7 +212,14 @@ fn is_plumbing(catalog: &Catalog, ty: &Member) -> bool {
     connection || edge || payload
 }
 
-fn member_text(catalog: &Catalog, member: &Member) -> (String, String) {
+/// (title, text) of a member; with `context`, the descriptions of its parent and type are
+/// added even when it has a description of its own.
+fn member_text(
+    catalog: &Catalog,
+    plumbing: &Plumbing,
+    member: &Member,
+    context: bool,
+) -> (String, String) {
     let parent = member.parent.map(|id| catalog.member(id));
     let mut title = String::new();
     if let Some(parent) = parent {
@@ -132,26 +232,26 @@ fn member_text(catalog: &Catalog, member: &Member) -> (String, String) {
     text.push_str(&title);
     text.push('.');
     if let Some(description) = &member.description {
-        push_sentence(&mut text, description, usize::MAX);
+        push_sentence(&mut text, summary(description), usize::MAX);
     }
-    // Related descriptions stand in for a missing one only: mean pooling dilutes a member's
-    // own words with every sentence added, which measured worse on the dev sets.
-    let context = member.description.is_none();
+    // In the document text, related descriptions stand in for a missing one only: mean
+    // pooling dilutes a member's own words with every sentence added (the context view has them).
+    let context = context || member.description.is_none();
     let names = |ids: &[MemberId]| list_names(catalog, ids);
     match member.kind {
         MemberKind::Field => {
-            push_type(&mut text, catalog, member, "returns", context);
+            push_type(&mut text, catalog, plumbing, member, "returns", context);
             let args = names(&member.children);
             if !args.is_empty() {
                 let _ = write!(text, " Arguments: {args}.");
             }
-            push_parent(&mut text, catalog, parent, context);
+            push_parent(&mut text, catalog, plumbing, parent, context);
         }
         MemberKind::Argument | MemberKind::InputField | MemberKind::DirectiveArgument => {
-            push_type(&mut text, catalog, member, "takes", context);
-            push_parent(&mut text, catalog, parent, context);
+            push_type(&mut text, catalog, plumbing, member, "takes", context);
+            push_parent(&mut text, catalog, plumbing, parent, context);
         }
-        MemberKind::EnumValue => push_parent(&mut text, catalog, parent, context),
+        MemberKind::EnumValue => push_parent(&mut text, catalog, plumbing, parent, context),
         MemberKind::Object | MemberKind::Interface | MemberKind::InputObject => {
             let fields = names(&member.children);
             if !fields.is_empty() {
@@ -185,12 +285,19 @@ fn member_text(catalog: &Catalog, member: &Member) -> (String, String) {
 
 /// Whether a type's description says something about the members that use it: not for
 /// GraphQL's own scalars, the root types or plumbing (their descriptions are boilerplate).
-fn describes_users(catalog: &Catalog, ty: &Member) -> bool {
-    !ty.builtin && !catalog.roots().contains(ty.id) && !is_plumbing(catalog, ty)
+fn describes_users(catalog: &Catalog, plumbing: &Plumbing, ty: &Member) -> bool {
+    !ty.builtin && !catalog.roots().contains(ty.id) && !plumbing.contains(ty)
 }
 
 /// `returns pull request: A repository pull request.` (the description only with `context`)
-fn push_type(text: &mut String, catalog: &Catalog, member: &Member, verb: &str, context: bool) {
+fn push_type(
+    text: &mut String,
+    catalog: &Catalog,
+    plumbing: &Plumbing,
+    member: &Member,
+    verb: &str,
+    context: bool,
+) {
     let Some(ty) = member.named_type.map(|id| catalog.member(id)) else {
         return;
     };
@@ -199,10 +306,10 @@ fn push_type(text: &mut String, catalog: &Catalog, member: &Member, verb: &str, 
         MemberKind::Enum => {
             let _ = write!(text, " ({})", list_names(catalog, &ty.children));
         }
-        _ if context && describes_users(catalog, ty) => {
+        _ if context && describes_users(catalog, plumbing, ty) => {
             if let Some(description) = &ty.description {
                 text.push(':');
-                push_sentence(text, description, CONTEXT_CHARS);
+                push_sentence(text, summary(description), CONTEXT_CHARS);
                 return;
             }
         }
@@ -213,17 +320,23 @@ fn push_type(text: &mut String, catalog: &Catalog, member: &Member, verb: &str, 
 
 /// `In repository: A repository contains the content for a project.` (the description only
 /// with `context`)
-fn push_parent(text: &mut String, catalog: &Catalog, parent: Option<&Member>, context: bool) {
+fn push_parent(
+    text: &mut String,
+    catalog: &Catalog,
+    plumbing: &Plumbing,
+    parent: Option<&Member>,
+    context: bool,
+) {
     let Some(parent) = parent else { return };
     let _ = write!(text, " In {}", split_identifier(&parent.name));
     let description = parent
         .description
         .as_ref()
-        .filter(|_| context && describes_users(catalog, parent));
+        .filter(|_| context && describes_users(catalog, plumbing, parent));
     match description {
         Some(description) => {
             text.push(':');
-            push_sentence(text, description, CONTEXT_CHARS);
+            push_sentence(text, summary(description), CONTEXT_CHARS);
         }
         None => text.push('.'),
     }
@@ -241,6 +354,21 @@ fn list_names(catalog: &Catalog, ids: &[MemberId]) -> String {
         out.push_str(", ...");
     }
     out
+}
+
+/// A description's first paragraph: its summary. Later paragraphs hold notes that repeat
+/// across many members (required permissions, events triggered, the version that added it),
+/// which pull every member's vector towards the same place.
+fn summary(description: &str) -> &str {
+    let description = description.trim_start();
+    let mut offset = 0;
+    for line in description.split_inclusive('\n') {
+        if line.trim().is_empty() && offset > 0 {
+            return &description[..offset];
+        }
+        offset += line.len();
+    }
+    description
 }
 
 /// Appends ` description` cut to at most `limit` characters at a sentence or word end, ending

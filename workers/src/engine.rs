@@ -29,7 +29,7 @@ use crate::embed::{model_key, EmbedError, Embedder};
 use crate::generation::{Generation, SearchMode, ShardState};
 use crate::indexer::IndexerContext;
 use crate::lexical::{LexicalError, LexicalIndex};
-use crate::ranking::{demote_deprecated, fuse, Fusion};
+use crate::ranking::{demote_deprecated, fuse, named_members, put_named_first, Fusion};
 use crate::status::{IndexReport, Progress, Status};
 use crate::vector::VectorError;
 use crate::visibility::Visibility;
@@ -311,7 +311,12 @@ impl Engine {
         let documents: Arc<[_]> = documents(&catalog).into();
         let lexical = Arc::new(LexicalIndex::build(&documents)?);
         let keys: Arc<HashMap<u64, MemberId>> =
-            Arc::new(documents.iter().map(|d| (d.key, d.member)).collect());
+            Arc::new(
+                documents
+                    .iter()
+                    .flat_map(|d| d.views.iter().map(|v| (v.key, d.member)))
+                    .collect(),
+            );
         // One pass over the documents, not one per subgraph (191 subgraphs x 22k documents).
         let mut shards = vec![ShardState::Empty; catalog.subgraphs().len()];
         for document in documents.iter() {
@@ -416,6 +421,7 @@ impl Engine {
             self.fusion,
         );
         demote_deprecated(catalog, &mut ranked, &visibility);
+        put_named_first(catalog, &mut ranked, &named_members(catalog, query, &visibility));
 
         let hits = ranked
             .into_iter()

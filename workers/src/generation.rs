@@ -3,12 +3,13 @@
 //! atomic pointer; indexing never edits a generation, it publishes a new one, so a search
 //! always sees one consistent state and a cursor can name the state it came from.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use wayfinder_supergraph::{Catalog, MemberId};
 
 use crate::document::Document;
+use crate::embed::dot;
 use crate::lexical::{LexicalError, LexicalIndex};
 use crate::vector::{VectorError, VectorShard};
 use crate::visibility::Visibility;
@@ -87,27 +88,51 @@ impl Generation {
         self.lexical.search(query, depth, visibility)
     }
 
-    /// The `depth` nearest visible members of every ready shard, merged nearest first.
+    /// The `depth` visible members nearest `query` in any of their views, scored by the mean
+    /// similarity over all their views, best first.
     pub(crate) fn vector_candidates(
         &self,
         query: &[f32],
         depth: usize,
         visibility: &Visibility,
     ) -> Result<Vec<(MemberId, f32)>, VectorError> {
-        let mut merged = Vec::new();
+        let mut scored = Vec::new();
+        let mut seen = HashSet::new();
         for shard in &self.shards {
             let ShardState::Ready(shard) = shard else {
                 continue;
             };
             let allow = |key: u64| self.keys.get(&key).is_some_and(|m| visibility.allows(*m));
-            for (key, similarity) in shard.search(query, depth, allow)? {
-                if let Some(member) = self.keys.get(&key) {
-                    merged.push((*member, similarity));
+            // Several views per member: ask for enough keys to find `depth` members.
+            for (key, _) in shard.search(query, depth * 2, allow)? {
+                let Some(&member) = self.keys.get(&key) else {
+                    continue;
+                };
+                if seen.insert(member) {
+                    scored.push((member, self.mean_similarity(shard, member, query)));
                 }
             }
         }
-        merged.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        merged.truncate(depth);
-        Ok(merged)
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(depth);
+        Ok(scored)
+    }
+
+    fn mean_similarity(&self, shard: &VectorShard, member: MemberId, query: &[f32]) -> f32 {
+        let Some(document) = self.documents.get(member.index()) else {
+            return 0.0;
+        };
+        let (sum, count) = document
+            .views
+            .iter()
+            .filter_map(|view| shard.vector(view.key))
+            .fold((0.0, 0usize), |(sum, count), vector| {
+                (sum + dot(&vector, query), count + 1)
+            });
+        if count == 0 {
+            0.0
+        } else {
+            sum / count as f32
+        }
     }
 }

@@ -16,7 +16,7 @@ use actix::{
 use futures_util::StreamExt as _;
 
 use crate::cache::{write_atomically, VectorCache};
-use crate::document::Document;
+use crate::document::{Document, View};
 use crate::pool::{EmbedTexts, EmbedWorker};
 use crate::status::Progress;
 use crate::vector::VectorShard;
@@ -87,23 +87,27 @@ async fn build(
     context: IndexerContext,
     message: BuildShard,
 ) -> Result<ShardBuilt, String> {
-    let documents = &message.documents;
-    let (_, mut missing) = lookup(&context.cache, documents, &message.members)?;
-    missing.sort_by_key(|&i| (documents[i].text.len(), documents[i].text_hash));
-    missing.dedup_by_key(|i| documents[*i].text_hash);
+    let views: Vec<&View> = message
+        .members
+        .iter()
+        .flat_map(|&i| message.documents[i].views.iter())
+        .collect();
+    let (_, mut missing) = lookup(&context.cache, &views)?;
+    missing.sort_by_key(|view| (view.text.len(), view.text_hash));
+    missing.dedup_by_key(|view| view.text_hash);
     let embedded = missing.len();
     context
         .progress
         .to_embed
         .fetch_add(embedded, std::sync::atomic::Ordering::Relaxed);
 
-    let batches: Vec<Vec<usize>> = missing
+    let batches: Vec<Vec<&View>> = missing
         .chunks(context.batch_size.max(1))
-        .map(<[usize]>::to_vec)
+        .map(<[&View]>::to_vec)
         .collect();
     let mut replies = futures_util::stream::iter(batches)
         .map(|batch| {
-            let texts = batch.iter().map(|&i| documents[i].text.clone()).collect();
+            let texts = batch.iter().map(|view| view.text.clone()).collect();
             let reply = context.pool.send(EmbedTexts(texts));
             async move { (batch, reply.await) }
         })
@@ -115,8 +119,8 @@ async fn build(
             .map_err(|e| e.to_string())?;
         let checkpoint = {
             let mut cache = lock(&context.cache)?;
-            for (&i, vector) in batch.iter().zip(vectors) {
-                cache.insert(documents[i].text_hash, Arc::from(vector));
+            for (view, vector) in batch.iter().zip(vectors) {
+                cache.insert(view.text_hash, Arc::from(vector));
             }
             (cache.unsaved() >= CHECKPOINT_EVERY)
                 .then(|| cache.snapshot())
@@ -138,9 +142,9 @@ async fn build(
         }
     }
 
-    let (entries, still_missing) = lookup(&context.cache, documents, &message.members)?;
-    if let Some(&i) = still_missing.first() {
-        return Err(format!("no vector for {}", documents[i].key));
+    let (entries, still_missing) = lookup(&context.cache, &views)?;
+    if let Some(view) = still_missing.first() {
+        return Err(format!("no vector for the text {:?}", view.text));
     }
     let reused = entries.len().saturating_sub(embedded);
     let (dimension, threads) = (context.dimension, context.workers);
@@ -165,20 +169,18 @@ fn lock(cache: &Mutex<VectorCache>) -> Result<std::sync::MutexGuard<'_, VectorCa
         .map_err(|_| "the vector cache lock is poisoned".to_string())
 }
 
-/// Splits `documents[members]` into the (key, vector) pairs the cache holds and the indices
-/// of the documents it lacks.
-fn lookup(
+/// Splits `views` into the (key, vector) pairs the cache holds and the views it lacks.
+fn lookup<'v>(
     cache: &Mutex<VectorCache>,
-    documents: &[Document],
-    members: &[usize],
-) -> Result<(Entries, Vec<usize>), String> {
+    views: &[&'v View],
+) -> Result<(Entries, Vec<&'v View>), String> {
     let cache = lock(cache)?;
-    let mut found = Vec::with_capacity(members.len());
+    let mut found = Vec::with_capacity(views.len());
     let mut missing = Vec::new();
-    for &i in members {
-        match cache.get(documents[i].text_hash) {
-            Some(vector) => found.push((documents[i].key, vector)),
-            None => missing.push(i),
+    for view in views {
+        match cache.get(view.text_hash) {
+            Some(vector) => found.push((view.key, vector)),
+            None => missing.push(*view),
         }
     }
     Ok((found, missing))

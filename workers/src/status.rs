@@ -41,13 +41,16 @@ pub struct IndexReport {
     /// The generation that went live when the vectors were done.
     pub generation: u64,
     pub documents: usize,
+    /// Texts to embed: every view of every document.
+    pub texts: usize,
     pub shards: usize,
     /// Shards whose documents changed since the last catalog (or that had none yet).
     pub shards_rebuilt: usize,
     /// Texts embedded by the model during this run.
     pub embedded: usize,
-    /// Documents whose vectors were not embedded this run: from the cache, or in a shard that
-    /// did not change. `embedded + reused == documents` once every shard is built.
+    /// Texts whose vectors were not embedded this run: from the cache, or in a shard that did
+    /// not change. `embedded + reused == texts` once every shard is built (texts repeated
+    /// within a shard are embedded once).
     pub reused: usize,
     /// Wall time from publication to the hybrid generation.
     pub seconds: f64,

@@ -83,6 +83,15 @@ impl VectorShard {
         self.len() == 0
     }
 
+    /// The stored vector of `key` (as the index keeps it, f16-rounded), if any.
+    pub fn vector(&self, key: u64) -> Option<Vec<f32>> {
+        let mut vector = vec![0f32; self.index.dimensions()];
+        match self.index.get(key, &mut vector) {
+            Ok(n) if n > 0 => Some(vector),
+            _ => None,
+        }
+    }
+
     /// The `limit` nearest keys that `allow` accepts, with cosine similarity, nearest first.
     pub fn search(
         &self,
