@@ -289,6 +289,49 @@ fn a_deprecated_member_ranks_below_its_replacement() {
 }
 
 #[test]
+fn a_member_the_query_names_is_the_top_hit() {
+    let engine = Engine::start(engine_config(None)).unwrap();
+    index(&engine, from_sdl(&bookshop_sdl()));
+    let top = |query: &str| {
+        let results = engine.search(&search(query, 5)).unwrap();
+        results
+            .hits
+            .first()
+            .map(|h| (h.coordinate.clone(), h.score))
+    };
+    assert_eq!(
+        top("values of BookFormat"),
+        Some(("BookFormat".into(), 1.0))
+    );
+    assert_eq!(
+        top("how is Query.searchBooks(format:) used"),
+        Some(("Query.searchBooks(format:)".into(), 1.0))
+    );
+    // A capital at the start of a query is grammar, not a name: ranked like any other word.
+    let results = engine.search(&search("Review", 5)).unwrap();
+    assert!(
+        results.hits.iter().all(|h| h.score < 1.0),
+        "{:?}",
+        results.hits
+    );
+    // Named members outside the caller's contract stay hidden.
+    let internal = ContractFilter {
+        exclude_tags: ["internal".to_string()].into(),
+        ..Default::default()
+    };
+    let results = engine
+        .search(&SearchRequest {
+            contract: Some(&internal),
+            ..search("what does Query.customer(id:) take", 5)
+        })
+        .unwrap();
+    assert!(results
+        .hits
+        .iter()
+        .all(|h| !h.coordinate.starts_with("Query.customer")));
+}
+
+#[test]
 fn a_damaged_cache_or_model_leaves_search_working() {
     let dir = temp_dir("damaged");
     let shop = from_sdl(&bookshop_sdl());

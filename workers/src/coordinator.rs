@@ -128,6 +128,10 @@ impl Handler<Reindex> for Coordinator {
             let build = indexer.send(BuildShard {
                 documents: Arc::clone(&request.documents),
                 members,
+                previous: self
+                    .built
+                    .get(&subgraph.name)
+                    .map(|(_, shard)| Arc::clone(shard)),
             });
             let (publication, name, index) =
                 (request.publication, subgraph.name.clone(), shards.len() - 1);

@@ -3,21 +3,20 @@
 //! A document carries the words an agent's question points at, not only the member's name:
 //! the identifier split into words, the member's description, its parent and what it returns
 //! or takes, the values of an enum, the implementers of an interface, a field's arguments.
-//! The same text feeds the embedding model and the lexical index; `title` (the name's words)
-//! is indexed again on its own so that naming a member outranks mentioning it.
+//! The text feeds the lexical index; `title` (the name's words) is indexed again on its own so
+//! that naming a member outranks mentioning it. The model embeds several views of a member
+//! (the text, its name with its own summary, the text with its surroundings' descriptions),
+//! and a member's vector evidence is the mean similarity of its views.
 
 use std::fmt::Write as _;
 
 use wayfinder_supergraph::{Catalog, Member, MemberId, MemberKind, SubgraphId};
-use xxhash_rust::xxh3::{xxh3_128, xxh3_64, xxh3_64_with_seed};
+use xxhash_rust::xxh3::{xxh3_128, xxh3_64_with_seed};
 
 /// The searchable text of one member.
 #[derive(Debug, Clone)]
 pub struct Document {
     pub member: MemberId,
-    /// Stable across catalogs: the hash of the coordinate. Vector shards are keyed by it, so a
-    /// shard built for an earlier catalog can serve a later one.
-    pub key: u64,
     /// The member's own name (and its parent's), as words.
     pub title: String,
     /// The member's and its parent's identifiers as written (`timelineItems issue`), so a
@@ -26,7 +25,7 @@ pub struct Document {
     /// Everything indexed lexically; also the first embedded view.
     pub text: String,
     /// The texts embedded for the member, each its own vector under its own shard key; the
-    /// first is `text`. A member's vector evidence is its best view.
+    /// first is `text`. A member's vector evidence is the mean similarity of its views.
     pub views: Vec<View>,
     /// How likely the member is what an agent wants, before any query: 1 for root fields,
     /// less for the rest, least for the plumbing of GraphQL conventions (Relay connections
@@ -40,8 +39,8 @@ pub struct Document {
 /// One embedded text of a member.
 #[derive(Debug, Clone)]
 pub struct View {
-    /// The vector-shard key: the coordinate's hash for the first view, derived from it for the
-    /// others. Stable across catalogs, so a shard built for an earlier catalog serves a later one.
+    /// The vector-shard key: the coordinate's hash, seeded with the view's place. Stable across
+    /// catalogs, so a shard built for an earlier catalog serves a later one.
     pub key: u64,
     pub text: String,
     /// Hash of `text`: the vector cache's key, with the model.
@@ -71,7 +70,6 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
         .iter()
         .map(|member| {
             let (title, text) = member_text(catalog, &plumbing, member, false);
-            let key = coordinate_key(&member.coordinate);
             let views = views(catalog, &plumbing, member, &title, &text);
             let parent = member.parent.map(|p| catalog.member(p).name.as_str());
             Document {
@@ -82,7 +80,6 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
                     .join(" "),
                 prior: prior(catalog, &plumbing, member),
                 member: member.id,
-                key,
                 title,
                 text,
                 views,
@@ -90,11 +87,6 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
             }
         })
         .collect()
-}
-
-/// The vector-shard key of a coordinate (its first view's key).
-pub fn coordinate_key(coordinate: &str) -> u64 {
-    xxh3_64(coordinate.as_bytes())
 }
 
 /// The texts a member is embedded by, each distinct: the document text; its name and own
@@ -171,7 +163,10 @@ impl Plumbing {
             let mut changed = false;
             for ty in members.iter().filter(|m| m.kind.is_type()) {
                 if plumbing[ty.id.index()]
-                    || ty.builtin || catalog.roots().contains(ty.id) || ty.referenced_by.is_empty() {
+                    || ty.builtin
+                    || catalog.roots().contains(ty.id)
+                    || ty.referenced_by.is_empty()
+                {
                     continue;
                 }
                 let only_plumbing = ty.referenced_by.iter().all(|user| {

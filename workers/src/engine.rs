@@ -310,13 +310,12 @@ impl Engine {
         let started = Instant::now();
         let documents: Arc<[_]> = documents(&catalog).into();
         let lexical = Arc::new(LexicalIndex::build(&documents)?);
-        let keys: Arc<HashMap<u64, MemberId>> =
-            Arc::new(
-                documents
-                    .iter()
-                    .flat_map(|d| d.views.iter().map(|v| (v.key, d.member)))
-                    .collect(),
-            );
+        let keys: Arc<HashMap<u64, MemberId>> = Arc::new(
+            documents
+                .iter()
+                .flat_map(|d| d.views.iter().map(|v| (v.key, d.member)))
+                .collect(),
+        );
         // One pass over the documents, not one per subgraph (191 subgraphs x 22k documents).
         let mut shards = vec![ShardState::Empty; catalog.subgraphs().len()];
         for document in documents.iter() {
@@ -421,7 +420,7 @@ impl Engine {
             self.fusion,
         );
         demote_deprecated(catalog, &mut ranked, &visibility);
-        put_named_first(catalog, &mut ranked, &named_members(catalog, query, &visibility));
+        put_named_first(&mut ranked, &named_members(catalog, query, &visibility));
 
         let hits = ranked
             .into_iter()

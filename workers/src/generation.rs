@@ -127,7 +127,7 @@ impl Generation {
             .iter()
             .filter_map(|view| shard.vector(view.key))
             .fold((0.0, 0usize), |(sum, count), vector| {
-                (sum + dot(&vector, query), count + 1)
+                (sum + dot(vector, query), count + 1)
             });
         if count == 0 {
             0.0

@@ -29,6 +29,9 @@ const LOG_EVERY: Duration = Duration::from_secs(5);
 pub(crate) struct BuildShard {
     pub documents: Arc<[Document]>,
     pub members: Vec<usize>,
+    /// The subgraph's shard for an earlier catalog: a copy of it is updated where few
+    /// vectors changed, rather than a new graph built.
+    pub previous: Option<Arc<VectorShard>>,
 }
 
 pub(crate) struct ShardBuilt {
@@ -148,11 +151,14 @@ async fn build(
     }
     let reused = entries.len().saturating_sub(embedded);
     let (dimension, threads) = (context.dimension, context.workers);
-    let shard =
-        tokio::task::spawn_blocking(move || VectorShard::build(dimension, &entries, threads))
-            .await
-            .map_err(|e| format!("the shard build thread failed: {e}"))?
-            .map_err(|e| e.to_string())?;
+    let previous = message.previous.clone();
+    let shard = tokio::task::spawn_blocking(move || match previous {
+        Some(previous) => previous.updated(dimension, &entries, threads),
+        None => VectorShard::build(dimension, &entries, threads),
+    })
+    .await
+    .map_err(|e| format!("the shard build thread failed: {e}"))?
+    .map_err(|e| e.to_string())?;
     Ok(ShardBuilt {
         shard: Arc::new(shard),
         embedded,

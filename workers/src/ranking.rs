@@ -1,5 +1,6 @@
 //! Ranking: fuse the lexical and vector candidate lists into one list, one entry per member,
-//! with scores in [0, 1], then let replacements outrank what they deprecate.
+//! with scores in [0, 1], then let replacements outrank what they deprecate and put members
+//! the query names outright first.
 //!
 //! Both lists arrive already filtered to what the caller may see, from every shard; a member
 //! lives in one shard, but the merge is by member all the same, so evidence from several
@@ -102,17 +103,19 @@ pub fn fuse(
 /// Members the query names outright, by coordinate (`Repository`, `Repository.owner`,
 /// `Query.user(login:)`, `@deprecated`) or by a directive's name: an agent that writes an
 /// identifier wants that member first. Only identifier-shaped words are looked up (an inner
-/// capital, a `.`, `_`, `@` or `(`), so everyday words never match a type by accident.
+/// capital, a `.`, `_`, `@` or `(`, or a capital not at the start of the query), so everyday
+/// words never match a type by accident.
 pub fn named_members(catalog: &Catalog, query: &str, visibility: &Visibility) -> Vec<MemberId> {
     let mut named = Vec::new();
-    let words = query.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '"' | '\'' | '`'));
-    for word in words {
-        let word = word.trim_end_matches(['?', '!', '.']);
-        let identifier = word.chars().skip(1).any(char::is_uppercase)
-            || word.contains(['.', '_', '@', '('])
-            || word.chars().next().is_some_and(char::is_uppercase) && word.len() > 1
-                && word.chars().skip(1).any(char::is_lowercase)
-                && catalog.get(word).is_some_and(|m| m.kind.is_type());
+    let words = query
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '"' | '\'' | '`'))
+        .filter(|w| !w.is_empty());
+    for (position, word) in words.enumerate() {
+        let word = word.trim_end_matches(['?', '!', '.', ':']);
+        let mut rest = word.chars().skip(1);
+        let capitalized = position > 0 && word.starts_with(char::is_uppercase);
+        let identifier =
+            capitalized || rest.any(char::is_uppercase) || word.contains(['.', '_', '@', '(']);
         if !identifier {
             continue;
         }
@@ -129,12 +132,11 @@ pub fn named_members(catalog: &Catalog, query: &str, visibility: &Visibility) ->
 }
 
 /// Puts the named members first, at score 1, in the order the query names them.
-pub fn put_named_first(catalog: &Catalog, ranked: &mut Vec<(MemberId, f32)>, named: &[MemberId]) {
+pub fn put_named_first(ranked: &mut Vec<(MemberId, f32)>, named: &[MemberId]) {
     if named.is_empty() {
         return;
     }
     ranked.retain(|(m, _)| !named.contains(m));
-    let _ = catalog;
     let mut front: Vec<(MemberId, f32)> = named.iter().map(|m| (*m, 1.0)).collect();
     front.append(ranked);
     *ranked = front;
