@@ -122,7 +122,7 @@ fn run(command: Command) -> anyhow::Result<()> {
                 let mut out = String::new();
                 for document in wayfinder_workers::document::documents(&catalog) {
                     let coordinate = &catalog.member(document.member).coordinate;
-                    out.push_str(&format!("{coordinate}\t{}\n", document.text));
+                    out.push_str(&format!("{coordinate}\t{}\n", document.text()));
                 }
                 print!("{out}");
             } else if coordinates {

@@ -127,6 +127,16 @@ impl Catalog {
             .map(|id| self.member(*id))
     }
 
+    /// The type or directive a member belongs to: itself for a type or directive, a field's or
+    /// input field's type, an argument's field's type or directive.
+    pub fn container(&self, id: MemberId) -> Option<&Member> {
+        let mut member = self.member(id);
+        while !(member.kind.is_type() || member.kind == MemberKind::Directive) {
+            member = self.member(member.parent?);
+        }
+        Some(member)
+    }
+
     pub fn subgraphs(&self) -> &[Subgraph] {
         &self.subgraphs
     }

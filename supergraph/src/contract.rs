@@ -196,21 +196,8 @@ impl<'a> Visibility<'a> {
             }
         }
         for member in members {
-            let ty = if member.kind.is_type() || member.kind == MemberKind::Directive {
-                Some(member.id)
-            } else {
-                // The type (or directive) that contains the member.
-                let mut owner = member.parent;
-                while let Some(id) = owner {
-                    let parent = catalog.member(id);
-                    if parent.kind.is_type() || parent.kind == MemberKind::Directive {
-                        break;
-                    }
-                    owner = parent.parent;
-                }
-                owner
-            };
-            if ty.is_some_and(|ty| !reached[ty.index()]) {
+            let container = catalog.container(member.id);
+            if container.is_some_and(|c| !reached[c.id.index()]) {
                 self.visible[member.id.index()] = false;
             }
         }

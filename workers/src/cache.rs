@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -194,6 +194,19 @@ fn decode(
         vectors.insert(hash, vector);
     }
     Ok(vectors)
+}
+
+/// Saves `cache` when it holds at least `at_least` unsaved vectors (at least one): encoded
+/// under the lock, written outside it. A poisoned lock saves nothing.
+pub fn save_unsaved(cache: &Mutex<VectorCache>, at_least: usize) -> Result<(), CacheError> {
+    let snapshot = match cache.lock() {
+        Ok(mut cache) if cache.unsaved() >= at_least.max(1) => cache.snapshot(),
+        _ => None,
+    };
+    match snapshot {
+        Some((path, bytes)) => write_atomically(&path, &bytes),
+        None => Ok(()),
+    }
 }
 
 /// Writes `bytes` to a temporary file beside `path`, flushes it to disk and renames it over

@@ -9,7 +9,7 @@
 //! simply supersedes an older one still being indexed.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use actix::{
@@ -19,7 +19,7 @@ use actix::{
 use wayfinder_supergraph::{Catalog, MemberId};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::cache::{write_atomically, VectorCache};
+use crate::cache::save_unsaved;
 use crate::document::Document;
 use crate::engine::Shared;
 use crate::generation::{Generation, ShardState};
@@ -243,8 +243,9 @@ impl Coordinator {
         let mut report = std::mem::take(&mut active.report);
         report.generation = self.shared.current_generation();
         if let Ok(context) = &self.vectors {
-            if let Some(error) = save(&context.cache) {
-                report.warnings.push(error);
+            if let Err(error) = save_unsaved(&context.cache, 1) {
+                tracing::warn!(%error, "cannot save the vector cache");
+                report.warnings.push(error.to_string());
             }
         }
         report.seconds = active.request.started.elapsed().as_secs_f64();
@@ -264,21 +265,6 @@ impl Coordinator {
             state.report = Some(report);
         });
     }
-}
-
-fn save(cache: &Mutex<VectorCache>) -> Option<String> {
-    let snapshot = {
-        let mut cache = cache.lock().ok()?;
-        if cache.unsaved() == 0 {
-            return None;
-        }
-        cache.snapshot()
-    };
-    let (path, bytes) = snapshot?;
-    write_atomically(&path, &bytes).err().map(|e| {
-        tracing::warn!(error = %e, "cannot save the vector cache");
-        e.to_string()
-    })
 }
 
 /// Identity of a shard's content: its documents' view keys and text hashes, in catalog order.

@@ -22,10 +22,9 @@ pub struct Document {
     /// The member's and its parent's identifiers as written (`timelineItems issue`), so a
     /// query that names a member matches it whole.
     pub names: String,
-    /// Everything indexed lexically; also the first embedded view.
-    pub text: String,
     /// The texts embedded for the member, each its own vector under its own shard key; the
-    /// first is `text`. A member's vector evidence is the mean similarity of its views.
+    /// first is [`Document::text`]. A member's vector evidence is the mean similarity of its
+    /// views. Never empty.
     pub views: Vec<View>,
     /// How likely the member is what an agent wants, before any query: 1 for root fields,
     /// less for the rest, least for the plumbing of GraphQL conventions (Relay connections
@@ -34,6 +33,13 @@ pub struct Document {
     /// The shard the document lives in: its first owning subgraph. A member several
     /// subgraphs resolve is indexed once; `Member::subgraphs` keeps every owner.
     pub shard: SubgraphId,
+}
+
+impl Document {
+    /// Everything indexed lexically: the first view's text.
+    pub fn text(&self) -> &str {
+        &self.views[0].text
+    }
 }
 
 /// One embedded text of a member.
@@ -70,7 +76,7 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
         .iter()
         .map(|member| {
             let (title, text) = member_text(catalog, &plumbing, member, false);
-            let views = views(catalog, &plumbing, member, &title, &text);
+            let views = views(catalog, &plumbing, member, &title, text);
             let parent = member.parent.map(|p| catalog.member(p).name.as_str());
             Document {
                 names: [Some(member.name.as_str()), parent]
@@ -81,7 +87,6 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
                 prior: prior(catalog, &plumbing, member),
                 member: member.id,
                 title,
-                text,
                 views,
                 shard: member.subgraphs.first().copied().unwrap_or(SubgraphId(0)),
             }
@@ -99,18 +104,19 @@ fn views(
     plumbing: &Plumbing,
     member: &Member,
     title: &str,
-    text: &str,
+    text: String,
 ) -> Vec<View> {
     let mut summary_text = format!("{title}.");
+    // Without a description of its own, the document text already has the context.
+    let mut context_text = None;
     if let Some(description) = &member.description {
         push_sentence(&mut summary_text, summary(description), usize::MAX);
+        context_text = Some(member_text(catalog, plumbing, member, true).1);
     }
-    let (_, context_text) = member_text(catalog, plumbing, member, true);
     let mut views: Vec<View> = Vec::with_capacity(3);
-    for (seed, view_text) in [text.to_string(), summary_text, context_text]
-        .into_iter()
-        .enumerate()
-    {
+    let texts = [Some(text), Some(summary_text), context_text];
+    for (seed, view_text) in texts.into_iter().enumerate() {
+        let Some(view_text) = view_text else { continue };
         if views.iter().all(|v| v.text != view_text) {
             let key = xxh3_64_with_seed(member.coordinate.as_bytes(), seed as u64);
             views.push(View::new(key, view_text));
@@ -138,14 +144,9 @@ fn prior(catalog: &Catalog, plumbing: &Plumbing, member: &Member) -> f32 {
     }
 }
 
-/// The type a member belongs to: itself for a type, a field's or input field's type, an
-/// argument's field's type; `None` for directives and their arguments.
-fn owner_type<'c>(catalog: &'c Catalog, member: &'c Member) -> Option<&'c Member> {
-    let mut owner = member;
-    while !owner.kind.is_type() {
-        owner = catalog.member(owner.parent?);
-    }
-    Some(owner)
+/// The type a member belongs to (`None` for directives and their arguments).
+fn owner_type<'c>(catalog: &'c Catalog, member: &Member) -> Option<&'c Member> {
+    catalog.container(member.id).filter(|c| c.kind.is_type())
 }
 
 /// The types that wrap what an agent asks about rather than being it: Relay connections

@@ -45,7 +45,7 @@ pub struct Generation {
     pub(crate) lexical: Arc<LexicalIndex>,
     /// By `SubgraphId` index.
     pub(crate) shards: Vec<ShardState>,
-    /// Shard key (coordinate hash) to member, for this catalog.
+    /// View key (see `document::View`) to member, for this catalog.
     pub(crate) keys: Arc<HashMap<u64, MemberId>>,
 }
 

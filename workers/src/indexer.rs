@@ -15,7 +15,7 @@ use actix::{
 };
 use futures_util::StreamExt as _;
 
-use crate::cache::{write_atomically, VectorCache};
+use crate::cache::{save_unsaved, VectorCache};
 use crate::document::{Document, View};
 use crate::pool::{EmbedTexts, EmbedWorker};
 use crate::status::Progress;
@@ -120,23 +120,18 @@ async fn build(
         let vectors = reply
             .map_err(|e| format!("the embedding pool is gone: {e}"))?
             .map_err(|e| e.to_string())?;
-        let checkpoint = {
+        {
             let mut cache = lock(&context.cache)?;
             for (view, vector) in batch.iter().zip(vectors) {
                 cache.insert(view.text_hash, Arc::from(vector));
             }
-            (cache.unsaved() >= CHECKPOINT_EVERY)
-                .then(|| cache.snapshot())
-                .flatten()
-        };
+        }
         context
             .progress
             .embedded
             .fetch_add(batch.len(), std::sync::atomic::Ordering::Relaxed);
-        if let Some((path, bytes)) = checkpoint {
-            if let Err(error) = write_atomically(&path, &bytes) {
-                tracing::warn!(%error, "cannot checkpoint the vector cache");
-            }
+        if let Err(error) = save_unsaved(&context.cache, CHECKPOINT_EVERY) {
+            tracing::warn!(%error, "cannot checkpoint the vector cache");
         }
         if last_log.elapsed() >= LOG_EVERY {
             last_log = Instant::now();

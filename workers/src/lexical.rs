@@ -60,7 +60,7 @@ impl LexicalIndex {
             writer.add_document(doc!(
                 title => document.title.as_str(),
                 names => document.names.as_str(),
-                text => document.text.as_str(),
+                text => document.text(),
                 member => u64::from(document.member.0),
             ))?;
         }

@@ -50,18 +50,13 @@ pub fn fuse(
     vector: &[(MemberId, f32)],
     fusion: Fusion,
 ) -> Vec<(MemberId, f32)> {
+    // Each list holds a member once (a member's views are already merged into one score).
     let mut evidence: HashMap<MemberId, Evidence> = HashMap::new();
     for (rank, &(member, score)) in lexical.iter().enumerate() {
-        let entry = evidence.entry(member).or_default();
-        if entry.lexical.is_none() {
-            entry.lexical = Some((rank, score));
-        }
+        evidence.entry(member).or_default().lexical = Some((rank, score));
     }
     for (rank, &(member, score)) in vector.iter().enumerate() {
-        let entry = evidence.entry(member).or_default();
-        if entry.vector.is_none_or(|(_, best)| score > best) {
-            entry.vector = Some((rank, score));
-        }
+        evidence.entry(member).or_default().vector = Some((rank, score));
     }
     let best_lexical = lexical.iter().map(|(_, s)| *s).fold(0f32, f32::max);
     let has_vectors = !vector.is_empty();

@@ -49,10 +49,6 @@ impl VectorShard {
         threads: usize,
     ) -> Result<Self, VectorError> {
         let index = Index::new(&options(dimension)).map_err(vector_error)?;
-        let threads = threads.clamp(1, 8);
-        index
-            .reserve_capacity_and_threads(entries.len().max(1), threads)
-            .map_err(vector_error)?;
         add_all(&index, dimension, entries, threads)?;
         Ok(VectorShard {
             index,
@@ -95,9 +91,6 @@ impl VectorShard {
                 index.remove(*key).map_err(vector_error)?;
             }
         }
-        index
-            .reserve_capacity_and_threads(index.size() + changed.len() + 1, threads.clamp(1, 8))
-            .map_err(vector_error)?;
         add_all(&index, dimension, &changed, threads)?;
         Ok(VectorShard { index, vectors })
     }
@@ -138,7 +131,7 @@ impl VectorShard {
     }
 }
 
-/// Adds `entries` to `index` on up to `threads` threads.
+/// Adds `entries` to `index` on up to `threads` threads, growing it to hold them.
 fn add_all(
     index: &Index,
     dimension: usize,
@@ -146,6 +139,9 @@ fn add_all(
     threads: usize,
 ) -> Result<(), VectorError> {
     let threads = threads.clamp(1, 8);
+    index
+        .reserve_capacity_and_threads(index.size() + entries.len() + 1, threads)
+        .map_err(vector_error)?;
     let chunk = entries.len().div_ceil(threads).max(1);
     let failures: Vec<VectorError> = std::thread::scope(|scope| {
         let workers: Vec<_> = entries
