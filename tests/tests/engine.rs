@@ -25,6 +25,14 @@ fn from_sdl(sdl: &str) -> Arc<Catalog> {
 }
 
 /// Publishes `catalog` and waits for its vectors.
+/// The distinct texts a catalog's documents embed.
+fn text_hashes(catalog: &Catalog) -> HashSet<u128> {
+    documents(catalog)
+        .iter()
+        .flat_map(|d| d.views.iter().map(|v| v.text_hash))
+        .collect()
+}
+
 fn index(engine: &Engine, catalog: Arc<Catalog>) -> IndexReport {
     let published = engine.publish(catalog).unwrap();
     engine
@@ -90,14 +98,8 @@ fn a_restart_reuses_the_cache_and_an_edit_embeds_only_what_changed() {
         "\"\"\"A printed or electronic book that shoppers can buy.\"\"\"",
         1,
     );
-    let text_hashes = |sdl: &str| -> HashSet<u128> {
-        documents(&from_sdl(sdl))
-            .iter()
-            .flat_map(|d| d.views.iter().map(|v| v.text_hash))
-            .collect()
-    };
-    let before = text_hashes(&sdl);
-    let changed = text_hashes(&edited).difference(&before).count();
+    let before = text_hashes(&from_sdl(&sdl));
+    let changed = text_hashes(&from_sdl(&edited)).difference(&before).count();
     assert!(changed >= 1);
     let reload = index(&engine, from_sdl(&edited));
     assert_eq!(reload.embedded, changed, "{reload:?}");
@@ -351,13 +353,9 @@ fn a_damaged_cache_or_model_leaves_search_working() {
     let warning = engine.cache_warning().expect("the damage is reported");
     assert!(warning.contains(&file.display().to_string()), "{warning}");
     let report = index(&engine, Arc::clone(&shop));
-    let distinct: HashSet<u128> = documents(&shop)
-        .iter()
-        .flat_map(|d| d.views.iter().map(|v| v.text_hash))
-        .collect();
     assert_eq!(
         report.embedded,
-        distinct.len(),
+        text_hashes(&shop).len(),
         "an unreadable cache is rebuilt"
     );
     drop(engine);
