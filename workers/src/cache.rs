@@ -9,7 +9,7 @@
 //! Layout (little endian): magic, model key u64, dimension u32, count u64, then `count` times
 //! (text hash u128, `dimension` f32), then the xxh3 of everything before it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -38,6 +38,20 @@ pub struct VectorCache {
     vectors: HashMap<u128, Arc<[f32]>>,
     /// Vectors added since the last save.
     unsaved: usize,
+    /// Texts a shard indexer is embedding now: another shard that needs one waits for it
+    /// rather than embedding it twice.
+    claimed: HashSet<u128>,
+}
+
+/// Where the vector of a text stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// In the cache.
+    Cached,
+    /// Being embedded by another shard indexer.
+    Pending,
+    /// Claimed now by the caller, who must embed it or [`VectorCache::release`] it.
+    Claimed,
 }
 
 impl VectorCache {
@@ -49,6 +63,7 @@ impl VectorCache {
             dimension,
             vectors: HashMap::new(),
             unsaved: 0,
+            claimed: HashSet::new(),
         }
     }
 
@@ -117,7 +132,24 @@ impl VectorCache {
     pub fn insert(&mut self, text_hash: u128, vector: Arc<[f32]>) {
         if vector.len() == self.dimension && self.vectors.insert(text_hash, vector).is_none() {
             self.unsaved += 1;
+            self.claimed.remove(&text_hash);
         }
+    }
+
+    /// Claims the text for the caller to embed, unless it is cached or someone else has.
+    pub fn claim(&mut self, text_hash: u128) -> Claim {
+        if self.vectors.contains_key(&text_hash) {
+            Claim::Cached
+        } else if self.claimed.insert(text_hash) {
+            Claim::Claimed
+        } else {
+            Claim::Pending
+        }
+    }
+
+    /// Gives up a claim that was not fulfilled (the embedding failed).
+    pub fn release(&mut self, text_hash: u128) {
+        self.claimed.remove(&text_hash);
     }
 
     pub fn unsaved(&self) -> usize {

@@ -20,7 +20,7 @@ use wayfinder_supergraph::{Catalog, MemberId};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::cache::save_unsaved;
-use crate::document::Document;
+use crate::document::{distinct_texts, Document};
 use crate::engine::Shared;
 use crate::generation::{Generation, ShardState};
 use crate::indexer::{BuildShard, IndexerContext, ShardBuilt, ShardIndexer};
@@ -80,7 +80,10 @@ impl Handler<Reindex> for Coordinator {
         let mut report = IndexReport {
             publication: request.publication,
             documents: request.documents.len(),
-            texts: request.documents.iter().map(|d| d.views.len()).sum(),
+            texts: groups
+                .iter()
+                .map(|members| distinct_texts(&request.documents, members).len())
+                .sum(),
             shards: groups.iter().filter(|g| !g.is_empty()).count(),
             ..IndexReport::default()
         };
@@ -98,10 +101,7 @@ impl Handler<Reindex> for Coordinator {
             }
             if let Some((built_hash, shard)) = self.built.get(&subgraph.name) {
                 if *built_hash == hash {
-                    report.reused += members
-                        .iter()
-                        .map(|&i| request.documents[i].views.len())
-                        .sum::<usize>();
+                    report.reused += distinct_texts(&request.documents, &members).len();
                     shards.push(ShardState::Ready(Arc::clone(shard)));
                     continue;
                 }
@@ -267,13 +267,13 @@ impl Coordinator {
     }
 }
 
-/// Identity of a shard's content: its documents' view keys and text hashes, in catalog order.
+/// Identity of a shard's content: its documents' view keys and hashes, in catalog order.
 fn shard_hash(documents: &[Document], members: &[usize]) -> u64 {
     let mut hasher = Xxh3::new();
     for &i in members {
         for view in &documents[i].views {
             hasher.update(&view.key.to_le_bytes());
-            hasher.update(&view.text_hash.to_le_bytes());
+            hasher.update(&view.hash.to_le_bytes());
         }
     }
     hasher.digest()

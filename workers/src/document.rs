@@ -5,10 +5,12 @@
 //! or takes, the values of an enum, the implementers of an interface, a field's arguments.
 //! The text feeds the lexical index; `title` (the name's words) is indexed again on its own so
 //! that naming a member outranks mentioning it. The model embeds several views of a member
-//! (the text, its name with its own summary, the text with its surroundings' descriptions),
-//! and a member's vector evidence is the mean similarity of its views.
+//! (the text, its name with its own summary, its name alone, and the text summed with the
+//! summaries of its parent and type), and a member's vector evidence is the mean similarity
+//! of its views.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use wayfinder_supergraph::{Catalog, Member, MemberId, MemberKind, SubgraphId};
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64_with_seed};
@@ -38,28 +40,72 @@ pub struct Document {
 impl Document {
     /// Everything indexed lexically: the first view's text.
     pub fn text(&self) -> &str {
-        &self.views[0].text
+        &self.views[0].parts[0].text
     }
 }
 
-/// One embedded text of a member.
+/// One text the model embeds, shared by every view it is part of.
+#[derive(Debug, Clone)]
+pub struct Text {
+    pub text: Arc<str>,
+    /// The vector cache's key, with the model.
+    pub hash: u128,
+}
+
+impl Text {
+    fn new(text: String) -> Self {
+        Text {
+            hash: xxh3_128(text.as_bytes()),
+            text: text.into(),
+        }
+    }
+}
+
+/// One vector of a member: the sum of one or more embedded texts' vectors, made unit length.
 #[derive(Debug, Clone)]
 pub struct View {
     /// The vector-shard key: the coordinate's hash, seeded with the view's place. Stable across
     /// catalogs, so a shard built for an earlier catalog serves a later one.
     pub key: u64,
-    pub text: String,
-    /// Hash of `text`: the vector cache's key, with the model.
-    pub text_hash: u128,
+    /// The texts summed; one for the views of a member's own words.
+    pub parts: Vec<Text>,
+    /// Identity of the view's vector: its parts' hashes.
+    pub hash: u128,
 }
 
 impl View {
-    fn new(key: u64, text: String) -> Self {
-        View {
-            key,
-            text_hash: xxh3_128(text.as_bytes()),
-            text,
+    fn new(key: u64, parts: Vec<Text>) -> Self {
+        let hash = match parts.as_slice() {
+            [text] => text.hash,
+            _ => {
+                let bytes: Vec<u8> = parts.iter().flat_map(|t| t.hash.to_le_bytes()).collect();
+                xxh3_128(&bytes)
+            }
+        };
+        View { key, parts, hash }
+    }
+
+    /// The view's vector from its parts' vectors (`None` when one is missing or widths differ).
+    pub fn blend(&self, vector_of: impl Fn(u128) -> Option<Arc<[f32]>>) -> Option<Arc<[f32]>> {
+        if let [text] = self.parts.as_slice() {
+            return vector_of(text.hash);
         }
+        let mut sum: Vec<f32> = Vec::new();
+        for text in &self.parts {
+            let vector = vector_of(text.hash)?;
+            if sum.is_empty() {
+                sum = vec![0.0; vector.len()];
+            }
+            if vector.len() != sum.len() {
+                return None;
+            }
+            sum.iter_mut().zip(vector.iter()).for_each(|(s, v)| *s += v);
+        }
+        let norm = sum.iter().map(|v| v * v).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            sum.iter_mut().for_each(|v| *v /= norm);
+        }
+        Some(sum.into())
     }
 }
 
@@ -71,12 +117,31 @@ const LIST_NAMES: usize = 12;
 /// One document per member the catalog can show (built-ins of GraphQL itself included).
 pub fn documents(catalog: &Catalog) -> Vec<Document> {
     let plumbing = Plumbing::of(catalog);
+    let titles: Vec<String> = catalog
+        .members()
+        .iter()
+        .map(|member| title(catalog, member))
+        .collect();
+    // `title. summary`: a member's own words, also blended into the context of its users.
+    let summaries: Vec<Text> = catalog
+        .members()
+        .iter()
+        .zip(&titles)
+        .map(|(member, title)| {
+            let mut text = format!("{title}.");
+            if let Some(description) = &member.description {
+                push_sentence(&mut text, summary(description), usize::MAX);
+            }
+            Text::new(text)
+        })
+        .collect();
     catalog
         .members()
         .iter()
-        .map(|member| {
-            let (title, text) = member_text(catalog, &plumbing, member, false);
-            let views = views(catalog, &plumbing, member, &title, text);
+        .zip(titles)
+        .map(|(member, title)| {
+            let text = member_text(catalog, &plumbing, member, &title);
+            let views = views(catalog, &plumbing, &summaries, member, &title, text);
             let parent = member.parent.map(|p| catalog.member(p).name.as_str());
             Document {
                 names: [Some(member.name.as_str()), parent]
@@ -94,33 +159,56 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
         .collect()
 }
 
-/// The texts a member is embedded by, each distinct: the document text; its name and own
-/// summary alone (what a question naming the member's purpose matches best); and the text with
-/// the descriptions of its parent and type (what a question in the words of the surrounding
-/// domain matches best). One text dilutes each of these with the others under mean pooling;
-/// averaging the similarity of three vectors measured better on all three dev sets.
+/// The distinct texts the documents `members` embed, in first-seen order.
+pub(crate) fn distinct_texts<'d>(documents: &'d [Document], members: &[usize]) -> Vec<&'d Text> {
+    let mut seen = std::collections::HashSet::new();
+    members
+        .iter()
+        .flat_map(|&i| documents[i].views.iter())
+        .flat_map(|view| view.parts.iter())
+        .filter(|text| seen.insert(text.hash))
+        .collect()
+}
+
+/// The vectors a member is searched by, its score being their mean similarity to the query:
+/// 1. its document text;
+/// 2. its name with its own summary (what a question naming the member's purpose matches);
+/// 3. for a described member, its text summed with the summaries of its parent and type
+///    (what a question in the words of the surrounding domain matches);
+/// 4. for a described member, its name alone (what a question naming the thing matches).
+///
+/// One text dilutes each of these with the others under mean pooling; averaging several
+/// vectors measured better on all three dev sets. The context view sums vectors rather than
+/// embedding a longer text, so editing a type's description re-embeds that type's texts only.
 fn views(
     catalog: &Catalog,
     plumbing: &Plumbing,
+    summaries: &[Text],
     member: &Member,
     title: &str,
     text: String,
 ) -> Vec<View> {
-    let mut summary_text = format!("{title}.");
-    // Without a description of its own, the document text already has the context.
-    let mut context_text = None;
-    if let Some(description) = &member.description {
-        push_sentence(&mut summary_text, summary(description), usize::MAX);
-        context_text = Some(member_text(catalog, plumbing, member, true).1);
+    let key = |seed: u64| xxh3_64_with_seed(member.coordinate.as_bytes(), seed);
+    let text = Text::new(text);
+    let own = &summaries[member.id.index()];
+    let mut views = vec![View::new(key(0), vec![text.clone()])];
+    if own.hash != text.hash {
+        views.push(View::new(key(1), vec![own.clone()]));
     }
-    let mut views: Vec<View> = Vec::with_capacity(3);
-    let texts = [Some(text), Some(summary_text), context_text];
-    for (seed, view_text) in texts.into_iter().enumerate() {
-        let Some(view_text) = view_text else { continue };
-        if views.iter().all(|v| v.text != view_text) {
-            let key = xxh3_64_with_seed(member.coordinate.as_bytes(), seed as u64);
-            views.push(View::new(key, view_text));
+    // Without a description, the document text already has the context and the summary is
+    // the name alone.
+    if member.description.is_some() {
+        let mut parts = vec![text];
+        for id in [member.parent, member.named_type].into_iter().flatten() {
+            let related = catalog.member(id);
+            if related.description.is_some() && describes_users(catalog, plumbing, related) {
+                parts.push(summaries[id.index()].clone());
+            }
         }
+        if parts.len() > 1 {
+            views.push(View::new(key(2), parts));
+        }
+        views.push(View::new(key(3), vec![Text::new(format!("{title}."))]));
     }
     views
 }
@@ -208,31 +296,30 @@ fn wraps(catalog: &Catalog, ty: &Member) -> bool {
     connection || edge || payload
 }
 
-/// (title, text) of a member; with `context`, the descriptions of its parent and type are
-/// added even when it has a description of its own.
-fn member_text(
-    catalog: &Catalog,
-    plumbing: &Plumbing,
-    member: &Member,
-    context: bool,
-) -> (String, String) {
-    let parent = member.parent.map(|id| catalog.member(id));
+/// A member's name and its parent's, as words: `repository stargazers`.
+fn title(catalog: &Catalog, member: &Member) -> String {
     let mut title = String::new();
-    if let Some(parent) = parent {
+    if let Some(parent) = member.parent.map(|id| catalog.member(id)) {
         title.push_str(&split_identifier(&parent.name));
         title.push(' ');
     }
     title.push_str(&split_identifier(&member.name));
+    title
+}
+
+/// The document text of a member whose name reads `title`.
+fn member_text(catalog: &Catalog, plumbing: &Plumbing, member: &Member, title: &str) -> String {
+    let parent = member.parent.map(|id| catalog.member(id));
 
     let mut text = String::with_capacity(256);
-    text.push_str(&title);
+    text.push_str(title);
     text.push('.');
     if let Some(description) = &member.description {
         push_sentence(&mut text, summary(description), usize::MAX);
     }
-    // In the document text, related descriptions stand in for a missing one only: mean
-    // pooling dilutes a member's own words with every sentence added (the context view has them).
-    let context = context || member.description.is_none();
+    // Related descriptions stand in for a missing one only: mean pooling dilutes a member's
+    // own words with every sentence added (the context view blends them in instead).
+    let context = member.description.is_none();
     let names = |ids: &[MemberId]| list_names(catalog, ids);
     match member.kind {
         MemberKind::Field => {
@@ -276,7 +363,7 @@ fn member_text(
         }
         MemberKind::Scalar => {}
     }
-    (title, text)
+    text
 }
 
 /// Whether a type's description says something about the members that use it: not for

@@ -1,8 +1,9 @@
 //! The shard indexer: one actor per subgraph that turns the subgraph's documents into its
-//! vector shard. Vectors come from the cache when the text was seen before; the rest go to the
-//! embedding pool in batches cut from texts sorted by length (padding costs more than batch
-//! size saves), with as many batches in flight as there are workers. The cache is saved every
-//! few thousand new vectors, so a killed process keeps most of a long cold run.
+//! vector shard. A view's vector is the normalised sum of its texts' vectors. Vectors come
+//! from the cache when the text was seen before; a text another shard is embedding is awaited;
+//! the rest are claimed and go to the embedding pool in batches cut from texts sorted by
+//! length, with as many batches in flight as there are workers. The cache is saved every few
+//! thousand new vectors, so a killed process keeps most of a long cold run.
 //!
 //! Builds are handled one at a time per shard (`AtomicResponse`): a second catalog that
 //! changes the same shard waits for the first build and then finds its vectors cached.
@@ -15,8 +16,8 @@ use actix::{
 };
 use futures_util::StreamExt as _;
 
-use crate::cache::{save_unsaved, VectorCache};
-use crate::document::{Document, View};
+use crate::cache::{save_unsaved, Claim, VectorCache};
+use crate::document::{distinct_texts, Document, Text};
 use crate::pool::{EmbedTexts, EmbedWorker};
 use crate::status::Progress;
 use crate::vector::VectorShard;
@@ -24,6 +25,8 @@ use crate::vector::VectorShard;
 /// New vectors between two saves of the cache during a long run.
 const CHECKPOINT_EVERY: usize = 4096;
 const LOG_EVERY: Duration = Duration::from_secs(5);
+/// How often a shard checks on texts another shard is embedding.
+const CLAIM_POLL: Duration = Duration::from_millis(20);
 
 /// Build the vector shard of one subgraph from `documents[members]`.
 pub(crate) struct BuildShard {
@@ -90,61 +93,55 @@ async fn build(
     context: IndexerContext,
     message: BuildShard,
 ) -> Result<ShardBuilt, String> {
-    let views: Vec<&View> = message
-        .members
-        .iter()
-        .flat_map(|&i| message.documents[i].views.iter())
-        .collect();
-    let (_, mut missing) = lookup(&context.cache, &views)?;
-    missing.sort_by_key(|view| (view.text.len(), view.text_hash));
-    missing.dedup_by_key(|view| view.text_hash);
-    let embedded = missing.len();
-    context
-        .progress
-        .to_embed
-        .fetch_add(embedded, std::sync::atomic::Ordering::Relaxed);
-
-    let batches: Vec<Vec<&View>> = missing
-        .chunks(context.batch_size.max(1))
-        .map(<[&View]>::to_vec)
-        .collect();
-    let mut replies = futures_util::stream::iter(batches)
-        .map(|batch| {
-            let texts = batch.iter().map(|view| view.text.clone()).collect();
-            let reply = context.pool.send(EmbedTexts(texts));
-            async move { (batch, reply.await) }
-        })
-        .buffered(context.workers.max(1));
-    let mut last_log = Instant::now();
-    while let Some((batch, reply)) = replies.next().await {
-        let vectors = reply
-            .map_err(|e| format!("the embedding pool is gone: {e}"))?
-            .map_err(|e| e.to_string())?;
+    let texts = distinct_texts(&message.documents, &message.members);
+    // Texts another shard is embedding right now (a type's summary that both shards blend
+    // in) are awaited, not embedded twice; one whose claimer failed is claimed again.
+    let mut waiting = texts.clone();
+    let mut embedded = 0;
+    loop {
+        let mut mine = Vec::new();
         {
             let mut cache = lock(&context.cache)?;
-            for (view, vector) in batch.iter().zip(vectors) {
-                cache.insert(view.text_hash, Arc::from(vector));
-            }
+            waiting.retain(|text| match cache.claim(text.hash) {
+                Claim::Cached => false,
+                Claim::Pending => true,
+                Claim::Claimed => {
+                    mine.push(*text);
+                    false
+                }
+            });
         }
-        context
-            .progress
-            .embedded
-            .fetch_add(batch.len(), std::sync::atomic::Ordering::Relaxed);
-        if let Err(error) = save_unsaved(&context.cache, CHECKPOINT_EVERY) {
-            tracing::warn!(%error, "cannot checkpoint the vector cache");
-        }
-        if last_log.elapsed() >= LOG_EVERY {
-            last_log = Instant::now();
-            let (done, total, rate) = context.progress.snapshot(context.epoch);
-            tracing::info!(shard = %name, embedded = done, total, texts_per_second = rate.round(), "embedding");
+        if !mine.is_empty() {
+            // Padding costs more than batch size saves.
+            mine.sort_by_key(|text| (text.text.len(), text.hash));
+            let claims = Claims {
+                cache: &context.cache,
+                texts: &mine,
+            };
+            embed(&name, &context, &mine).await?;
+            drop(claims);
+            embedded += mine.len();
+        } else if waiting.is_empty() {
+            break;
+        } else {
+            tokio::time::sleep(CLAIM_POLL).await;
         }
     }
 
-    let (entries, still_missing) = lookup(&context.cache, &views)?;
-    if let Some(view) = still_missing.first() {
-        return Err(format!("no vector for the text {:?}", view.text));
-    }
-    let reused = entries.len().saturating_sub(embedded);
+    let entries = {
+        let cache = lock(&context.cache)?;
+        let mut entries: Vec<(u64, Arc<[f32]>)> = Vec::new();
+        for &i in &message.members {
+            for view in &message.documents[i].views {
+                let vector = view
+                    .blend(|hash| cache.get(hash))
+                    .ok_or_else(|| format!("no vector for a view of {:?}", view.parts[0].text))?;
+                entries.push((view.key, vector));
+            }
+        }
+        entries
+    };
+    let reused = texts.len().saturating_sub(embedded);
     let (dimension, threads) = (context.dimension, context.workers);
     let previous = message.previous.clone();
     let shard = tokio::task::spawn_blocking(move || match previous {
@@ -161,28 +158,66 @@ async fn build(
     })
 }
 
-/// (shard key, vector) pairs.
-type Entries = Vec<(u64, Arc<[f32]>)>;
+/// Embeds `texts` on the pool, as many batches in flight as there are workers, and puts
+/// their vectors in the cache.
+async fn embed(name: &str, context: &IndexerContext, texts: &[&Text]) -> Result<(), String> {
+    context
+        .progress
+        .to_embed
+        .fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
+    let mut replies = futures_util::stream::iter(texts.chunks(context.batch_size.max(1)))
+        .map(|batch| {
+            let strings = batch.iter().map(|text| text.text.to_string()).collect();
+            let reply = context.pool.send(EmbedTexts(strings));
+            async move { (batch, reply.await) }
+        })
+        .buffered(context.workers.max(1));
+    let mut last_log = Instant::now();
+    while let Some((batch, reply)) = replies.next().await {
+        let vectors = reply
+            .map_err(|e| format!("the embedding pool is gone: {e}"))?
+            .map_err(|e| e.to_string())?;
+        {
+            let mut cache = lock(&context.cache)?;
+            for (text, vector) in batch.iter().zip(vectors) {
+                cache.insert(text.hash, Arc::from(vector));
+            }
+        }
+        context
+            .progress
+            .embedded
+            .fetch_add(batch.len(), std::sync::atomic::Ordering::Relaxed);
+        if let Err(error) = save_unsaved(&context.cache, CHECKPOINT_EVERY) {
+            tracing::warn!(%error, "cannot checkpoint the vector cache");
+        }
+        if last_log.elapsed() >= LOG_EVERY {
+            last_log = Instant::now();
+            let (done, total, rate) = context.progress.snapshot(context.epoch);
+            tracing::info!(shard = %name, embedded = done, total, texts_per_second = rate.round(), "embedding");
+        }
+    }
+    Ok(())
+}
+
+/// Texts claimed for embedding; whatever did not reach the cache is released on drop, so
+/// another shard can claim it.
+struct Claims<'a> {
+    cache: &'a Mutex<VectorCache>,
+    texts: &'a [&'a Text],
+}
+
+impl Drop for Claims<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut cache) = self.cache.lock() {
+            for text in self.texts {
+                cache.release(text.hash);
+            }
+        }
+    }
+}
 
 fn lock(cache: &Mutex<VectorCache>) -> Result<std::sync::MutexGuard<'_, VectorCache>, String> {
     cache
         .lock()
         .map_err(|_| "the vector cache lock is poisoned".to_string())
-}
-
-/// Splits `views` into the (key, vector) pairs the cache holds and the views it lacks.
-fn lookup<'v>(
-    cache: &Mutex<VectorCache>,
-    views: &[&'v View],
-) -> Result<(Entries, Vec<&'v View>), String> {
-    let cache = lock(cache)?;
-    let mut found = Vec::with_capacity(views.len());
-    let mut missing = Vec::new();
-    for view in views {
-        match cache.get(view.text_hash) {
-            Some(vector) => found.push((view.key, vector)),
-            None => missing.push(*view),
-        }
-    }
-    Ok((found, missing))
 }
