@@ -108,20 +108,23 @@ impl VectorShard {
         self.vectors.get(&key).map(|v| &v[..])
     }
 
-    /// The `limit` nearest keys that `allow` accepts, with cosine similarity, nearest first.
+    /// The `limit` nearest keys that `allow` accepts (every key without it), with cosine
+    /// similarity, nearest first.
     pub fn search(
         &self,
         query: &[f32],
         limit: usize,
-        allow: impl Fn(u64) -> bool,
+        allow: Option<impl Fn(u64) -> bool>,
     ) -> Result<Vec<(u64, f32)>, VectorError> {
         if limit == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
-        let matches = self
-            .index
-            .filtered_search(query, limit, allow)
-            .map_err(vector_error)?;
+        // The predicate costs a call per visited node: skip it when everything is visible.
+        let matches = match allow {
+            Some(allow) => self.index.filtered_search(query, limit, allow),
+            None => self.index.search(query, limit),
+        }
+        .map_err(vector_error)?;
         Ok(matches
             .keys
             .into_iter()
