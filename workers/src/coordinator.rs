@@ -1,12 +1,12 @@
 //! The coordinator: receives each published catalog, diffs its shards against what is already
 //! built, and sends only the changed ones to their subgraph's indexer actor.
 //!
-//! A shard's identity is a hash over its documents' keys and text hashes, so a change anywhere
-//! in the text of one of its documents (its own description, or the description of a type it
-//! returns) marks it changed, and an untouched shard is reused as it is. The coordinator
-//! publishes a generation as soon as it has decided (reused shards answer with vectors at once,
-//! changed ones lexically) and another when the last changed shard is done; a newer catalog
-//! simply supersedes an older one still being indexed.
+//! A shard's identity is a hash over its documents' view keys and view hashes, so a change in
+//! any text a view is made of (a member's own description, or the summary of a type it
+//! returns and blends in) marks it changed, and an untouched shard is reused as it is. The
+//! coordinator publishes a generation as soon as it has decided (reused shards answer with
+//! vectors at once, changed ones lexically) and another when the last changed shard is done;
+//! a newer catalog simply supersedes an older one still being indexed.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 //! this size and memory halves). Keys are view keys (coordinate hashes) rather than member ids,
 //! so a shard built for one catalog serves the next when its documents did not change, and a
 //! shard where few vectors changed is updated from a copy instead of built again.
-//! The f32 vectors stay beside the graph (shared with the cache): ranking scores every view
-//! of a candidate exactly, without reading back from the graph.
+//! The f32 vectors stay beside the graph (a one-text view shares its vector with the cache):
+//! ranking scores every view of a candidate exactly, without reading back from the graph.
 
 use std::collections::HashMap;
 use std::sync::Arc;
