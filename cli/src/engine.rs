@@ -118,7 +118,10 @@ pub fn index(schema: &Path, args: &EngineArgs) -> anyhow::Result<()> {
     let indexed = index_schema(schema, args, true)?;
     let report = &indexed.report;
     println!("documents      {}", report.documents);
-    println!("texts          {} (views of the documents)", report.texts);
+    println!(
+        "texts          {} (embedded texts the views are made of)",
+        report.texts
+    );
     println!(
         "shards         {} ({} rebuilt)",
         report.shards, report.shards_rebuilt

@@ -140,7 +140,8 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
         .iter()
         .zip(titles)
         .map(|(member, title)| {
-            let text = member_text(catalog, &plumbing, member, &title);
+            let own = &summaries[member.id.index()];
+            let text = member_text(catalog, &plumbing, member, &own.text);
             let views = views(catalog, &plumbing, &summaries, member, &title, text);
             let parent = member.parent.map(|p| catalog.member(p).name.as_str());
             Document {
@@ -307,16 +308,11 @@ fn title(catalog: &Catalog, member: &Member) -> String {
     title
 }
 
-/// The document text of a member whose name reads `title`.
-fn member_text(catalog: &Catalog, plumbing: &Plumbing, member: &Member, title: &str) -> String {
+/// The document text of a member: its `title. summary` text, then its surroundings.
+fn member_text(catalog: &Catalog, plumbing: &Plumbing, member: &Member, summary: &str) -> String {
     let parent = member.parent.map(|id| catalog.member(id));
-
     let mut text = String::with_capacity(256);
-    text.push_str(title);
-    text.push('.');
-    if let Some(description) = &member.description {
-        push_sentence(&mut text, summary(description), usize::MAX);
-    }
+    text.push_str(summary);
     // Related descriptions stand in for a missing one only: mean pooling dilutes a member's
     // own words with every sentence added (the context view blends them in instead).
     let context = member.description.is_none();

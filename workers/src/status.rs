@@ -41,16 +41,17 @@ pub struct IndexReport {
     /// The generation that went live when the vectors were done.
     pub generation: u64,
     pub documents: usize,
-    /// Texts to embed: every view of every document.
+    /// Texts the views are made of, distinct within each shard (a text two shards use, such
+    /// as a type's summary, counts in each).
     pub texts: usize,
     pub shards: usize,
     /// Shards whose documents changed since the last catalog (or that had none yet).
     pub shards_rebuilt: usize,
     /// Texts embedded by the model during this run.
     pub embedded: usize,
-    /// Texts whose vectors were not embedded this run: from the cache, or in a shard that did
-    /// not change. `embedded + reused == texts` once every shard is built (texts repeated
-    /// within a shard are embedded once).
+    /// Texts whose vectors were not embedded by their shard this run: from the cache, from
+    /// another shard that embedded them, or in a shard that did not change.
+    /// `embedded + reused == texts` once every shard is built.
     pub reused: usize,
     /// Wall time from publication to the hybrid generation.
     pub seconds: f64,
