@@ -77,13 +77,14 @@ impl Handler<Reindex> for Coordinator {
                 group.push(i);
             }
         }
+        let texts: Vec<usize> = groups
+            .iter()
+            .map(|members| distinct_texts(&request.documents, members).len())
+            .collect();
         let mut report = IndexReport {
             publication: request.publication,
             documents: request.documents.len(),
-            texts: groups
-                .iter()
-                .map(|members| distinct_texts(&request.documents, members).len())
-                .sum(),
+            texts: texts.iter().sum(),
             shards: groups.iter().filter(|g| !g.is_empty()).count(),
             ..IndexReport::default()
         };
@@ -92,7 +93,7 @@ impl Handler<Reindex> for Coordinator {
         }
         let mut shards = Vec::with_capacity(groups.len());
         let mut hashes = Vec::with_capacity(groups.len());
-        for (subgraph, members) in subgraphs.iter().zip(groups) {
+        for ((subgraph, members), texts) in subgraphs.iter().zip(groups).zip(texts) {
             let hash = shard_hash(&request.documents, &members);
             hashes.push(hash);
             if members.is_empty() {
@@ -101,7 +102,7 @@ impl Handler<Reindex> for Coordinator {
             }
             if let Some((built_hash, shard)) = self.built.get(&subgraph.name) {
                 if *built_hash == hash {
-                    report.reused += distinct_texts(&request.documents, &members).len();
+                    report.reused += texts;
                     shards.push(ShardState::Ready(Arc::clone(shard)));
                     continue;
                 }
