@@ -21,7 +21,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::cache::save_unsaved;
 use crate::document::{distinct_texts, Document};
-use crate::engine::Shared;
+use crate::engine::{Shared, Swap};
 use crate::generation::{Generation, ShardState};
 use crate::indexer::{BuildShard, IndexerContext, ShardBuilt, ShardIndexer};
 use crate::lexical::LexicalIndex;
@@ -36,6 +36,7 @@ pub(crate) struct Reindex {
     pub lexical: Arc<LexicalIndex>,
     pub keys: Arc<HashMap<u64, MemberId>>,
     pub started: Instant,
+    pub swap: Swap,
 }
 
 impl Message for Reindex {
@@ -70,6 +71,7 @@ impl Handler<Reindex> for Coordinator {
 
     fn handle(&mut self, request: Reindex, ctx: &mut Context<Self>) {
         let catalog = Arc::clone(&request.catalog);
+        let swap = request.swap;
         let subgraphs = catalog.subgraphs();
         let mut groups: Vec<Vec<usize>> = vec![Vec::new(); subgraphs.len()];
         for (i, document) in request.documents.iter().enumerate() {
@@ -160,9 +162,11 @@ impl Handler<Reindex> for Coordinator {
             pending,
             report,
         });
-        self.install();
         if pending == 0 {
+            self.install();
             self.finish();
+        } else if swap == Swap::Immediately {
+            self.install(); // the reused shards answer with vectors while the rest are built
         }
     }
 }

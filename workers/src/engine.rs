@@ -129,11 +129,23 @@ impl SearchResults {
     }
 }
 
+/// When a published catalog starts answering searches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Swap {
+    /// At once, lexically, then with each step of indexing (the CLI, a first catalog).
+    #[default]
+    Immediately,
+    /// Only when fully indexed, so a live catalog keeps answering with its vectors meanwhile
+    /// (a gateway's hot reload). With nothing live yet this is the same as `Immediately`.
+    WhenIndexed,
+}
+
 /// What `publish` did before returning.
 #[derive(Debug, Clone, Copy)]
 pub struct Published {
     pub publication: u64,
-    /// The lexical generation now answering.
+    /// The generation of the catalog's lexical index, answering now unless it waits for
+    /// its vectors ([`Swap::WhenIndexed`]).
     pub generation: u64,
     pub documents: usize,
     /// From the call to lexical-ready.
@@ -307,6 +319,15 @@ impl Engine {
 
     /// Makes `catalog` searchable lexically now and starts making its vectors.
     pub fn publish(&self, catalog: Arc<Catalog>) -> Result<Published, EngineError> {
+        self.publish_with(catalog, Swap::Immediately)
+    }
+
+    /// Indexes `catalog` and makes it searchable as `swap` says.
+    pub fn publish_with(
+        &self,
+        catalog: Arc<Catalog>,
+        swap: Swap,
+    ) -> Result<Published, EngineError> {
         let started = Instant::now();
         let documents: Arc<[_]> = documents(&catalog).into();
         let lexical = Arc::new(LexicalIndex::build(&documents)?);
@@ -329,14 +350,20 @@ impl Engine {
             publication = state.published;
         });
         let generation = self.shared.next_generation();
-        self.shared.install(Generation {
-            id: generation,
-            catalog: Arc::clone(&catalog),
-            documents: Arc::clone(&documents),
-            lexical: Arc::clone(&lexical),
-            shards,
-            keys: Arc::clone(&keys),
-        });
+        let swap = match self.current() {
+            None => Swap::Immediately,
+            Some(_) => swap,
+        };
+        if swap == Swap::Immediately {
+            self.shared.install(Generation {
+                id: generation,
+                catalog: Arc::clone(&catalog),
+                documents: Arc::clone(&documents),
+                lexical: Arc::clone(&lexical),
+                shards,
+                keys: Arc::clone(&keys),
+            });
+        }
         let published = Published {
             publication,
             generation,
@@ -350,6 +377,7 @@ impl Engine {
             lexical,
             keys,
             started,
+            swap,
         });
         Ok(published)
     }

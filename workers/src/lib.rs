@@ -25,7 +25,7 @@ pub mod visibility;
 
 pub use config::{EngineConfig, ModelConfig, Pooling};
 pub use engine::{
-    Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults,
+    Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults, Swap,
 };
 pub use generation::SearchMode;
 pub use ranking::Fusion;

@@ -1,0 +1,350 @@
+//! The `wayfinder.search` section of `router.yaml`: one struct whose doc comments become the
+//! JSON schema the router checks at start, so a wrong key or value stops the start with a
+//! message naming it. `Config::check` adds what a schema cannot say (a default tenant that
+//! names a contract, one JWT key source) and names the key too.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use wayfinder_supergraph::ContractFilter;
+use wayfinder_workers::{EngineConfig, ModelConfig, Pooling};
+
+/// Semantic introspection (`__search` and `__definitions`) answered at the gateway.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Answer `__search` and `__definitions`. When false every request passes through untouched.
+    pub enabled: bool,
+    /// Whether the fields answer at all. Absent: follow the router's own introspection setting
+    /// (`supergraph.introspection`, on in `--dev`); `true` or `false` overrides it.
+    pub introspection: Option<bool>,
+    /// Which contract each request sees. Absent: every request sees the whole API schema.
+    pub tenants: Option<Tenants>,
+    /// Limits applied to the new fields (the router's own limits do not see them).
+    pub limits: Limits,
+    /// Where the embedding model, its runtime and the vector cache live.
+    pub index: Index,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            enabled: true,
+            introspection: None,
+            tenants: None,
+            limits: Limits::default(),
+            index: Index::default(),
+        }
+    }
+}
+
+/// Tenants and their `@tag` contracts.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tenants {
+    /// Request header that names the tenant (ignored when `jwt` is set: the token decides).
+    #[serde(default = "default_tenant_header")]
+    pub header: String,
+    /// Contract for requests that name no tenant. Absent: such requests are refused.
+    #[serde(default)]
+    pub default: Option<String>,
+    /// Contracts by tenant name.
+    pub contracts: BTreeMap<String, ContractConfig>,
+    /// Take the tenant from a claim of a JSON Web Token the plugin verifies itself.
+    #[serde(default)]
+    pub jwt: Option<Jwt>,
+}
+
+fn default_tenant_header() -> String {
+    "x-wayfinder-tenant".into()
+}
+
+/// A tenant's view: members tagged with an excluded tag are hidden (exclusion wins); with
+/// include tags, only fields and unions carrying one of them (or whose type does) are shown.
+/// Both empty: the whole API schema.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContractConfig {
+    #[serde(default)]
+    pub include_tags: BTreeSet<String>,
+    #[serde(default)]
+    pub exclude_tags: BTreeSet<String>,
+}
+
+impl ContractConfig {
+    pub fn filter(&self) -> ContractFilter {
+        ContractFilter {
+            include_tags: self.include_tags.clone(),
+            exclude_tags: self.exclude_tags.clone(),
+        }
+    }
+}
+
+/// JWT verification: the token is read from `header`, checked against `jwks_file` or `secret`
+/// (with `issuer` and `audience` when given, and always its expiry), and `claim` names the
+/// tenant. A request without a token gets the default tenant; a bad token is refused.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Jwt {
+    /// Header carrying the token, as `Bearer <token>` or the bare token.
+    #[serde(default = "default_jwt_header")]
+    pub header: String,
+    /// Claim whose string value names the tenant.
+    #[serde(default = "default_jwt_claim")]
+    pub claim: String,
+    /// A JWKS file (`{"keys": [...]}`) with the keys that may sign tokens (RSA, EC, Ed25519).
+    #[serde(default)]
+    pub jwks_file: Option<PathBuf>,
+    /// A shared secret for HMAC-signed tokens (HS256/384/512). Write `${env.NAME}` to keep it
+    /// out of the file.
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// Required `iss` claim.
+    #[serde(default)]
+    pub issuer: Option<String>,
+    /// Required `aud` claim.
+    #[serde(default)]
+    pub audience: Option<String>,
+}
+
+fn default_jwt_header() -> String {
+    "authorization".into()
+}
+
+fn default_jwt_claim() -> String {
+    "tenant".into()
+}
+
+/// Limits on the new fields; a request over one gets an error naming it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Largest `first` of a `__search` (1 to 100).
+    pub max_first: usize,
+    /// Longest `query` string of a `__search`, in characters (1 to 1000).
+    pub max_query_chars: usize,
+    /// Most operations in one batched request that uses the new fields.
+    pub max_batch: usize,
+    /// Most coordinates one `__definitions` resolves.
+    pub max_coordinates: usize,
+    /// Most `__search` and `__definitions` fields in one operation.
+    pub max_fields: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_first: 50,
+            max_query_chars: 500,
+            max_batch: 16,
+            max_coordinates: 100,
+            max_fields: 8,
+        }
+    }
+}
+
+/// The embedding model, its runtime and the vector cache.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Index {
+    /// Where `scripts/setup` put the ONNX Runtime and the default model, relative to the
+    /// router's working directory. Default `$WAYFINDER_HOME`, else `.wayfinder`.
+    pub home: PathBuf,
+    /// Folder of the persistent vector cache. Default `<home>/cache`.
+    pub cache_dir: Option<PathBuf>,
+    /// Keep vectors in memory only (every start embeds the whole schema again).
+    pub no_cache: bool,
+    /// Embedding threads (at most the machine's cores). Default: the machine's cores.
+    pub workers: Option<usize>,
+    /// Another ONNX sentence-embedding model. Default: all-MiniLM-L6-v2 from `home`.
+    pub model: Option<Model>,
+}
+
+impl Default for Index {
+    fn default() -> Self {
+        Index {
+            home: std::env::var_os("WAYFINDER_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(".wayfinder")),
+            cache_dir: None,
+            no_cache: false,
+            workers: None,
+            model: None,
+        }
+    }
+}
+
+/// An ONNX sentence-embedding model.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    /// The model file: inputs `input_ids`, `attention_mask` (and `token_type_ids` if it has
+    /// them), output `[batch, tokens, dimension]`.
+    pub onnx: PathBuf,
+    /// Its Hugging Face `tokenizer.json`.
+    pub tokenizer: PathBuf,
+    /// Width of its vectors.
+    pub dimension: usize,
+    /// `mean` (sentence-transformers) or `cls` (bge-style).
+    #[serde(default)]
+    pub pooling: PoolingConfig,
+    /// Texts are cut to this many tokens.
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: usize,
+    /// Prepended to every query (e5/bge-style models expect one).
+    #[serde(default)]
+    pub query_prefix: String,
+    /// The ONNX Runtime library (1.31 or newer). Default: the one in `home`.
+    #[serde(default)]
+    pub runtime: Option<PathBuf>,
+}
+
+fn default_max_tokens() -> usize {
+    256
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PoolingConfig {
+    #[default]
+    Mean,
+    Cls,
+}
+
+/// A configuration value the JSON schema accepts but that cannot work, with its key.
+#[derive(Debug, thiserror::Error)]
+#[error("wayfinder.search.{key}: {problem}")]
+pub struct ConfigError {
+    pub key: String,
+    pub problem: String,
+}
+
+fn invalid(key: &str, problem: impl Into<String>) -> ConfigError {
+    ConfigError {
+        key: key.into(),
+        problem: problem.into(),
+    }
+}
+
+impl Config {
+    /// Checks what the JSON schema cannot express.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let limits = &self.limits;
+        for (key, value, max) in [
+            (
+                "limits.max_first",
+                limits.max_first,
+                wayfinder_workers::engine::MAX_FIRST,
+            ),
+            (
+                "limits.max_query_chars",
+                limits.max_query_chars,
+                wayfinder_workers::engine::MAX_QUERY_CHARS,
+            ),
+            ("limits.max_batch", limits.max_batch, usize::MAX),
+            ("limits.max_coordinates", limits.max_coordinates, usize::MAX),
+            ("limits.max_fields", limits.max_fields, usize::MAX),
+        ] {
+            if value == 0 || value > max {
+                let range = if max == usize::MAX {
+                    "at least 1".to_string()
+                } else {
+                    format!("between 1 and {max}")
+                };
+                return Err(invalid(key, format!("must be {range}, got {value}")));
+            }
+        }
+        if self.index.workers == Some(0) {
+            return Err(invalid("index.workers", "must be at least 1"));
+        }
+        if let Some(model) = &self.index.model {
+            if model.dimension == 0 {
+                return Err(invalid("index.model.dimension", "must be at least 1"));
+            }
+        }
+        let Some(tenants) = &self.tenants else {
+            return Ok(());
+        };
+        if http::HeaderName::from_bytes(tenants.header.as_bytes()).is_err() {
+            return Err(invalid(
+                "tenants.header",
+                format!("`{}` is not a valid header name", tenants.header),
+            ));
+        }
+        if tenants.contracts.is_empty() {
+            return Err(invalid("tenants.contracts", "name at least one contract"));
+        }
+        if let Some(default) = &tenants.default {
+            if !tenants.contracts.contains_key(default) {
+                return Err(invalid(
+                    "tenants.default",
+                    format!(
+                        "`{default}` is not one of the contracts ({})",
+                        tenants
+                            .contracts
+                            .keys()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
+        if let Some(jwt) = &tenants.jwt {
+            if http::HeaderName::from_bytes(jwt.header.as_bytes()).is_err() {
+                return Err(invalid(
+                    "tenants.jwt.header",
+                    format!("`{}` is not a valid header name", jwt.header),
+                ));
+            }
+            match (&jwt.jwks_file, &jwt.secret) {
+                (Some(_), Some(_)) => {
+                    return Err(invalid(
+                        "tenants.jwt",
+                        "set `jwks_file` or `secret`, not both",
+                    ))
+                }
+                (None, None) => return Err(invalid("tenants.jwt", "set `jwks_file` or `secret`")),
+                (None, Some(secret)) if secret.is_empty() => {
+                    return Err(invalid("tenants.jwt.secret", "must not be empty"))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The engine settings these keys describe.
+    pub fn engine(&self) -> EngineConfig {
+        let index = &self.index;
+        let mut config = EngineConfig::default_in(&index.home);
+        if let Some(model) = &index.model {
+            config.model = ModelConfig {
+                runtime: model
+                    .runtime
+                    .clone()
+                    .unwrap_or_else(|| config.model.runtime.clone()),
+                onnx: model.onnx.clone(),
+                tokenizer: model.tokenizer.clone(),
+                pooling: match model.pooling {
+                    PoolingConfig::Mean => Pooling::Mean,
+                    PoolingConfig::Cls => Pooling::Cls,
+                },
+                dimension: model.dimension,
+                max_tokens: model.max_tokens,
+                query_prefix: model.query_prefix.clone(),
+            };
+        }
+        config.cache_dir = match (&index.cache_dir, index.no_cache) {
+            (_, true) => None,
+            (Some(dir), false) => Some(dir.clone()),
+            (None, false) => config.cache_dir,
+        };
+        if let Some(workers) = index.workers {
+            config.workers = workers;
+        }
+        config
+    }
+}

@@ -1,0 +1,491 @@
+//! Schema definitions as introspection objects (`__Type`, `__Field`, `__InputValue`,
+//! `__EnumValue`, `__Directive`), resolved with full introspection semantics (`ofType` chains,
+//! `args`, `fields(includeDeprecated:)`, `possibleTypes`, ...) over one catalog's API schema,
+//! seen through a tenant's contract: a member the contract hides is left out of every list, so
+//! a definition never leads to what the tenant may not see.
+
+use std::borrow::Cow;
+
+use std::sync::Arc;
+
+use apollo_compiler::resolvers::{FieldError, ObjectValue, ResolveInfo, ResolvedValue};
+use apollo_compiler::schema::{
+    self, DirectiveDefinition, EnumValueDefinition, ExtendedType, FieldDefinition,
+    InputValueDefinition,
+};
+use apollo_compiler::validation::Valid;
+use apollo_compiler::{Name, Node, Schema};
+use wayfinder_supergraph::{Catalog, Contract, Member, MemberKind};
+
+/// One catalog's schema as one tenant sees it.
+#[derive(Clone)]
+pub struct Scope {
+    pub catalog: Arc<Catalog>,
+    /// `None`: the whole API schema.
+    pub contract: Option<Arc<Contract>>,
+}
+
+impl Scope {
+    fn schema(&self) -> &Valid<Schema> {
+        self.catalog.api_schema()
+    }
+
+    /// Whether the tenant sees the member at `coordinate`. What the catalog does not list
+    /// (the introspection types themselves) is always visible.
+    fn visible(&self, coordinate: &str) -> bool {
+        match &self.contract {
+            None => true,
+            Some(contract) => self
+                .catalog
+                .get(coordinate)
+                .is_none_or(|member| contract.is_visible(member.id)),
+        }
+    }
+
+    /// The member at `coordinate`, if the tenant sees it.
+    pub fn member(&self, coordinate: &str) -> Option<&Member> {
+        let member = self.catalog.get(coordinate)?;
+        self.contract
+            .as_ref()
+            .is_none_or(|c| c.is_visible(member.id))
+            .then_some(member)
+    }
+
+    /// The definition a catalog member stands for.
+    pub fn definition<'a>(&'a self, member: &Member) -> Option<ResolvedValue<'a>> {
+        let container = |member: &Member| member.parent.map(|id| self.catalog.member(id));
+        let type_def = |name: &str| self.schema().types.get(name);
+        Some(match member.kind {
+            kind if kind.is_type() => {
+                ResolvedValue::object(TypeDef::new(self, type_def(&member.name)?))
+            }
+            MemberKind::Field => {
+                let parent = container(member)?;
+                let def = fields_of(type_def(&parent.name)?)?.get(member.name.as_str())?;
+                ResolvedValue::object(FieldDef {
+                    scope: self,
+                    parent: parent.name.as_str().into(),
+                    def,
+                })
+            }
+            MemberKind::Argument => {
+                let field = container(member)?;
+                let parent = container(field)?;
+                let def = fields_of(type_def(&parent.name)?)?.get(field.name.as_str())?;
+                let arg = def
+                    .arguments
+                    .iter()
+                    .find(|a| a.name == member.name.as_str())?;
+                ResolvedValue::object(InputValue {
+                    scope: self,
+                    def: arg,
+                })
+            }
+            MemberKind::InputField => {
+                let parent = container(member)?;
+                let ExtendedType::InputObject(input) = type_def(&parent.name)? else {
+                    return None;
+                };
+                let def = input.fields.get(member.name.as_str())?;
+                ResolvedValue::object(InputValue { scope: self, def })
+            }
+            MemberKind::EnumValue => {
+                let parent = container(member)?;
+                let ExtendedType::Enum(enum_def) = type_def(&parent.name)? else {
+                    return None;
+                };
+                let def = enum_def.values.get(member.name.as_str())?;
+                ResolvedValue::object(EnumValue { scope: self, def })
+            }
+            MemberKind::Directive => {
+                let def = self
+                    .schema()
+                    .directive_definitions
+                    .get(member.name.as_str())?;
+                ResolvedValue::object(Directive { scope: self, def })
+            }
+            MemberKind::DirectiveArgument => {
+                let directive = container(member)?;
+                let def = self
+                    .schema()
+                    .directive_definitions
+                    .get(directive.name.as_str())?;
+                let arg = def
+                    .arguments
+                    .iter()
+                    .find(|a| a.name == member.name.as_str())?;
+                ResolvedValue::object(InputValue {
+                    scope: self,
+                    def: arg,
+                })
+            }
+            _ => return None,
+        })
+    }
+
+    fn named_type<'a>(&'a self, name: &str) -> ResolvedValue<'a> {
+        ResolvedValue::nullable_object(
+            self.schema()
+                .types
+                .get(name)
+                .map(|def| TypeDef::new(self, def)),
+        )
+    }
+
+    fn type_ref<'a>(&'a self, ty: &'a schema::Type) -> ResolvedValue<'a> {
+        match ty {
+            schema::Type::Named(name) => self.named_type(name),
+            _ => ResolvedValue::object(Wrapper {
+                scope: self,
+                ty: Cow::Borrowed(ty),
+            }),
+        }
+    }
+
+    fn types<'a, I>(&'a self, names: I) -> ResolvedValue<'a>
+    where
+        I: IntoIterator<Item = &'a str>,
+        I::IntoIter: 'a,
+    {
+        ResolvedValue::list(names.into_iter().filter_map(move |name| {
+            let def = self.schema().types.get(name)?;
+            self.visible(name)
+                .then(|| ResolvedValue::object(TypeDef::new(self, def)))
+        }))
+    }
+}
+
+fn fields_of(
+    def: &ExtendedType,
+) -> Option<
+    &apollo_compiler::collections::IndexMap<
+        Name,
+        apollo_compiler::schema::Component<FieldDefinition>,
+    >,
+> {
+    match def {
+        ExtendedType::Object(def) => Some(&def.fields),
+        ExtendedType::Interface(def) => Some(&def.fields),
+        _ => None,
+    }
+}
+
+fn include_deprecated(info: &ResolveInfo<'_>) -> bool {
+    matches!(
+        info.arguments().get("includeDeprecated"),
+        Some(serde_json_bytes::Value::Bool(true))
+    )
+}
+
+fn is_deprecated(directives: &apollo_compiler::ast::DirectiveList) -> bool {
+    directives.get("deprecated").is_some()
+}
+
+fn deprecation_reason<'a>(
+    scope: &Scope,
+    directives: &'a apollo_compiler::ast::DirectiveList,
+) -> ResolvedValue<'a> {
+    ResolvedValue::leaf(
+        directives
+            .get("deprecated")
+            .and_then(|d| d.argument_by_name("reason", scope.schema()).ok())
+            .and_then(|v| v.as_str())
+            .map(str::to_string),
+    )
+}
+
+/// A named type.
+struct TypeDef<'a> {
+    scope: &'a Scope,
+    def: &'a ExtendedType,
+}
+
+impl<'a> TypeDef<'a> {
+    fn new(scope: &'a Scope, def: &'a ExtendedType) -> Self {
+        TypeDef { scope, def }
+    }
+}
+
+impl ObjectValue for TypeDef<'_> {
+    fn type_name(&self) -> &str {
+        "__Type"
+    }
+
+    fn resolve_field<'b>(
+        &'b self,
+        info: &'b ResolveInfo<'b>,
+    ) -> Result<ResolvedValue<'b>, FieldError> {
+        let scope = self.scope;
+        let type_name = self.def.name().as_str();
+        Ok(match info.field_name() {
+            "kind" => ResolvedValue::leaf(match self.def {
+                ExtendedType::Scalar(_) => "SCALAR",
+                ExtendedType::Object(_) => "OBJECT",
+                ExtendedType::Interface(_) => "INTERFACE",
+                ExtendedType::Union(_) => "UNION",
+                ExtendedType::Enum(_) => "ENUM",
+                ExtendedType::InputObject(_) => "INPUT_OBJECT",
+            }),
+            "name" => ResolvedValue::leaf(type_name),
+            "description" => ResolvedValue::leaf(self.def.description().map(|d| d.as_str())),
+            "fields" => {
+                let Some(fields) = fields_of(self.def) else {
+                    return Ok(ResolvedValue::null());
+                };
+                let with_deprecated = include_deprecated(info);
+                ResolvedValue::list(
+                    fields
+                        .values()
+                        .filter(move |def| with_deprecated || !is_deprecated(&def.directives))
+                        .filter(move |def| scope.visible(&format!("{type_name}.{}", def.name)))
+                        .map(move |def| {
+                            ResolvedValue::object(FieldDef {
+                                scope,
+                                parent: type_name.into(),
+                                def,
+                            })
+                        }),
+                )
+            }
+            "interfaces" => match self.def {
+                ExtendedType::Object(def) => {
+                    scope.types(def.implements_interfaces.iter().map(|c| c.name.as_str()))
+                }
+                ExtendedType::Interface(def) => {
+                    scope.types(def.implements_interfaces.iter().map(|c| c.name.as_str()))
+                }
+                _ => ResolvedValue::null(),
+            },
+            // The catalog already knows each abstract type's possible types (an interface's
+            // implementers, a union's members), in schema order.
+            "possibleTypes" => match self.def {
+                ExtendedType::Interface(_) | ExtendedType::Union(_) => {
+                    let catalog = &scope.catalog;
+                    let possible = catalog
+                        .get(type_name)
+                        .map(|member| member.possible_types.as_slice())
+                        .unwrap_or_default();
+                    scope.types(possible.iter().map(|id| catalog.member(*id).name.as_str()))
+                }
+                _ => ResolvedValue::null(),
+            },
+            "enumValues" => {
+                let ExtendedType::Enum(def) = self.def else {
+                    return Ok(ResolvedValue::null());
+                };
+                let with_deprecated = include_deprecated(info);
+                ResolvedValue::list(
+                    def.values
+                        .values()
+                        .filter(move |def| with_deprecated || !is_deprecated(&def.directives))
+                        .filter(move |def| scope.visible(&format!("{type_name}.{}", def.value)))
+                        .map(move |def| ResolvedValue::object(EnumValue { scope, def })),
+                )
+            }
+            "inputFields" => {
+                let ExtendedType::InputObject(def) = self.def else {
+                    return Ok(ResolvedValue::null());
+                };
+                let with_deprecated = include_deprecated(info);
+                ResolvedValue::list(
+                    def.fields
+                        .values()
+                        .filter(move |def| with_deprecated || !is_deprecated(&def.directives))
+                        .filter(move |def| scope.visible(&format!("{type_name}.{}", def.name)))
+                        .map(move |def| ResolvedValue::object(InputValue { scope, def })),
+                )
+            }
+            "ofType" => ResolvedValue::null(),
+            "specifiedByURL" => {
+                let ExtendedType::Scalar(def) = self.def else {
+                    return Ok(ResolvedValue::null());
+                };
+                ResolvedValue::leaf(
+                    def.directives
+                        .get("specifiedBy")
+                        .and_then(|d| d.specified_argument_by_name("url"))
+                        .and_then(|v| v.as_str())
+                        .map(str::to_string),
+                )
+            }
+            "isOneOf" => ResolvedValue::leaf(match self.def {
+                ExtendedType::InputObject(def) => def.directives.get("oneOf").is_some(),
+                _ => false,
+            }),
+            _ => return Err(self.unknown_field_error(info)),
+        })
+    }
+}
+
+/// A list or non-null type.
+struct Wrapper<'a> {
+    scope: &'a Scope,
+    ty: Cow<'a, schema::Type>,
+}
+
+impl ObjectValue for Wrapper<'_> {
+    fn type_name(&self) -> &str {
+        "__Type"
+    }
+
+    fn resolve_field<'b>(
+        &'b self,
+        info: &'b ResolveInfo<'b>,
+    ) -> Result<ResolvedValue<'b>, FieldError> {
+        Ok(match info.field_name() {
+            "kind" => ResolvedValue::leaf(match &*self.ty {
+                schema::Type::List(_) => "LIST",
+                _ => "NON_NULL",
+            }),
+            "ofType" => match &*self.ty {
+                schema::Type::Named(name) | schema::Type::NonNullNamed(name) => {
+                    self.scope.named_type(name)
+                }
+                schema::Type::List(inner) => self.scope.type_ref(inner),
+                schema::Type::NonNullList(inner) => ResolvedValue::object(Wrapper {
+                    scope: self.scope,
+                    ty: Cow::Owned(schema::Type::List(inner.clone())),
+                }),
+            },
+            "name" | "description" | "fields" | "interfaces" | "possibleTypes" | "enumValues"
+            | "inputFields" | "specifiedByURL" | "isOneOf" => ResolvedValue::null(),
+            _ => return Err(self.unknown_field_error(info)),
+        })
+    }
+}
+
+struct FieldDef<'a> {
+    scope: &'a Scope,
+    parent: Cow<'a, str>,
+    def: &'a Node<FieldDefinition>,
+}
+
+impl ObjectValue for FieldDef<'_> {
+    fn type_name(&self) -> &str {
+        "__Field"
+    }
+
+    fn resolve_field<'b>(
+        &'b self,
+        info: &'b ResolveInfo<'b>,
+    ) -> Result<ResolvedValue<'b>, FieldError> {
+        let scope = self.scope;
+        Ok(match info.field_name() {
+            "name" => ResolvedValue::leaf(self.def.name.as_str()),
+            "description" => ResolvedValue::leaf(self.def.description.as_deref()),
+            "args" => {
+                let with_deprecated = include_deprecated(info);
+                let field = format!("{}.{}", self.parent, self.def.name);
+                ResolvedValue::list(
+                    self.def
+                        .arguments
+                        .iter()
+                        .filter(move |def| with_deprecated || !is_deprecated(&def.directives))
+                        .filter(move |def| scope.visible(&format!("{field}({}:)", def.name)))
+                        .map(move |def| ResolvedValue::object(InputValue { scope, def })),
+                )
+            }
+            "type" => scope.type_ref(&self.def.ty),
+            "isDeprecated" => ResolvedValue::leaf(is_deprecated(&self.def.directives)),
+            "deprecationReason" => deprecation_reason(scope, &self.def.directives),
+            _ => return Err(self.unknown_field_error(info)),
+        })
+    }
+}
+
+struct InputValue<'a> {
+    scope: &'a Scope,
+    def: &'a Node<InputValueDefinition>,
+}
+
+impl ObjectValue for InputValue<'_> {
+    fn type_name(&self) -> &str {
+        "__InputValue"
+    }
+
+    fn resolve_field<'b>(
+        &'b self,
+        info: &'b ResolveInfo<'b>,
+    ) -> Result<ResolvedValue<'b>, FieldError> {
+        Ok(match info.field_name() {
+            "name" => ResolvedValue::leaf(self.def.name.as_str()),
+            "description" => ResolvedValue::leaf(self.def.description.as_deref()),
+            "type" => self.scope.type_ref(&self.def.ty),
+            "defaultValue" => ResolvedValue::leaf(
+                self.def
+                    .default_value
+                    .as_ref()
+                    .map(|value| value.serialize().no_indent().to_string()),
+            ),
+            "isDeprecated" => ResolvedValue::leaf(is_deprecated(&self.def.directives)),
+            "deprecationReason" => deprecation_reason(self.scope, &self.def.directives),
+            _ => return Err(self.unknown_field_error(info)),
+        })
+    }
+}
+
+struct EnumValue<'a> {
+    scope: &'a Scope,
+    def: &'a Node<EnumValueDefinition>,
+}
+
+impl ObjectValue for EnumValue<'_> {
+    fn type_name(&self) -> &str {
+        "__EnumValue"
+    }
+
+    fn resolve_field<'b>(
+        &'b self,
+        info: &'b ResolveInfo<'b>,
+    ) -> Result<ResolvedValue<'b>, FieldError> {
+        Ok(match info.field_name() {
+            "name" => ResolvedValue::leaf(self.def.value.as_str()),
+            "description" => ResolvedValue::leaf(self.def.description.as_deref()),
+            "isDeprecated" => ResolvedValue::leaf(is_deprecated(&self.def.directives)),
+            "deprecationReason" => deprecation_reason(self.scope, &self.def.directives),
+            _ => return Err(self.unknown_field_error(info)),
+        })
+    }
+}
+
+struct Directive<'a> {
+    scope: &'a Scope,
+    def: &'a Node<DirectiveDefinition>,
+}
+
+impl ObjectValue for Directive<'_> {
+    fn type_name(&self) -> &str {
+        "__Directive"
+    }
+
+    fn resolve_field<'b>(
+        &'b self,
+        info: &'b ResolveInfo<'b>,
+    ) -> Result<ResolvedValue<'b>, FieldError> {
+        let scope = self.scope;
+        Ok(match info.field_name() {
+            "name" => ResolvedValue::leaf(self.def.name.as_str()),
+            "description" => ResolvedValue::leaf(self.def.description.as_deref()),
+            "args" => {
+                let with_deprecated = include_deprecated(info);
+                let directive = self.def.name.as_str();
+                ResolvedValue::list(
+                    self.def
+                        .arguments
+                        .iter()
+                        .filter(move |def| with_deprecated || !is_deprecated(&def.directives))
+                        .filter(move |def| scope.visible(&format!("@{directive}({}:)", def.name)))
+                        .map(move |def| ResolvedValue::object(InputValue { scope, def })),
+                )
+            }
+            "locations" => ResolvedValue::list(
+                self.def
+                    .locations
+                    .iter()
+                    .map(|location| ResolvedValue::leaf(location.name())),
+            ),
+            "isRepeatable" => ResolvedValue::leaf(self.def.repeatable),
+            _ => return Err(self.unknown_field_error(info)),
+        })
+    }
+}

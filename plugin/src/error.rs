@@ -1,0 +1,131 @@
+//! GraphQL errors the plugin answers with: every one carries an `extensions.code`, so a client
+//! can tell a bad argument from an unknown tenant without reading the message.
+
+use serde_json_bytes::{json, Value};
+
+/// The `extensions.code` of an error, and the HTTP status a request-level one is sent with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// The body is not a GraphQL request (not JSON, no `query`, wrong types).
+    InvalidRequest,
+    ParseFailed,
+    ValidationFailed,
+    UnknownOperation,
+    InvalidVariables,
+    BatchTooLarge,
+    TooManyFields,
+    DepthLimit,
+    PersistedQueryHashMismatch,
+    PersistedQueryNotFound,
+    IntrospectionDisabled,
+    TenantRequired,
+    UnknownTenant,
+    Unauthenticated,
+    QueryEmpty,
+    QueryTooLong,
+    FirstOutOfRange,
+    MinScoreOutOfRange,
+    InvalidCursor,
+    StaleCursor,
+    UnknownCoordinate,
+    TooManyCoordinates,
+    NotReady,
+    /// The rest of a mixed operation could not be merged (a streamed or non-JSON answer).
+    UnsupportedResponse,
+    Internal,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidRequest => "INVALID_GRAPHQL_REQUEST",
+            Code::ParseFailed => "GRAPHQL_PARSE_FAILED",
+            Code::ValidationFailed => "GRAPHQL_VALIDATION_FAILED",
+            Code::UnknownOperation => "GRAPHQL_UNKNOWN_OPERATION_NAME",
+            Code::InvalidVariables => "VALIDATION_INVALID_TYPE_VARIABLE",
+            Code::BatchTooLarge => "BATCH_LIMIT_EXCEEDED",
+            Code::TooManyFields => "SEMANTIC_FIELD_LIMIT_EXCEEDED",
+            Code::DepthLimit => "MAX_INTROSPECTION_DEPTH_EXCEEDED",
+            Code::PersistedQueryHashMismatch => "PERSISTED_QUERY_HASH_MISMATCH",
+            Code::PersistedQueryNotFound => "PERSISTED_QUERY_NOT_FOUND",
+            Code::IntrospectionDisabled => "INTROSPECTION_DISABLED",
+            Code::TenantRequired => "TENANT_REQUIRED",
+            Code::UnknownTenant => "UNKNOWN_TENANT",
+            Code::Unauthenticated => "UNAUTHENTICATED",
+            Code::QueryEmpty => "SEARCH_QUERY_EMPTY",
+            Code::QueryTooLong => "SEARCH_QUERY_TOO_LONG",
+            Code::FirstOutOfRange => "SEARCH_FIRST_OUT_OF_RANGE",
+            Code::MinScoreOutOfRange => "SEARCH_MIN_SCORE_OUT_OF_RANGE",
+            Code::InvalidCursor => "SEARCH_INVALID_CURSOR",
+            Code::StaleCursor => "SEARCH_STALE_CURSOR",
+            Code::UnknownCoordinate => "UNKNOWN_COORDINATE",
+            Code::TooManyCoordinates => "COORDINATE_LIMIT_EXCEEDED",
+            Code::NotReady => "SEARCH_NOT_READY",
+            Code::UnsupportedResponse => "UNSUPPORTED_RESPONSE",
+            Code::Internal => "INTERNAL_SERVER_ERROR",
+        }
+    }
+
+    /// Status of a response made of this error alone (GraphQL over HTTP: malformed requests
+    /// are 4xx, anything that reached execution is 200).
+    pub fn status(self) -> http::StatusCode {
+        use http::StatusCode;
+        match self {
+            Code::InvalidRequest
+            | Code::ParseFailed
+            | Code::ValidationFailed
+            | Code::UnknownOperation
+            | Code::InvalidVariables
+            | Code::BatchTooLarge
+            | Code::PersistedQueryHashMismatch => StatusCode::BAD_REQUEST,
+            Code::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::OK,
+        }
+    }
+}
+
+/// One GraphQL error with its code (and, from validation, where in the operation it is).
+#[derive(Debug, Clone)]
+pub struct RequestError {
+    pub code: Code,
+    pub message: String,
+    pub locations: Vec<(usize, usize)>,
+}
+
+impl RequestError {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        RequestError {
+            code,
+            message: message.into(),
+            locations: Vec::new(),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut error = json!({
+            "message": self.message,
+            "extensions": { "code": self.code.as_str() },
+        });
+        if !self.locations.is_empty() {
+            if let Some(object) = error.as_object_mut() {
+                object.insert(
+                    "locations",
+                    Value::Array(
+                        self.locations
+                            .iter()
+                            .map(|(line, column)| json!({ "line": line, "column": column }))
+                            .collect(),
+                    ),
+                );
+            }
+        }
+        error
+    }
+}
+
+impl std::fmt::Display for RequestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message, self.code.as_str())
+    }
+}

@@ -1,0 +1,82 @@
+//! `wayfinder.search`: an Apollo Router plugin that answers the proposed semantic-introspection
+//! fields, `__search(query, first, after, minScore)` and `__definitions(coordinates)`, at the
+//! gateway.
+//!
+//! Data flows one way: the router hands [`Search::new`] the supergraph (at start and on every
+//! reload) -> a catalog ([`wayfinder_supergraph`]) -> the engine, shared across reloads
+//! ([`runtime`]), which indexes it in the background -> per request ([`service`]): HTTP ->
+//! GraphQL requests ([`request`]) -> a checked, split operation ([`operation`]) -> the tenant's
+//! contract ([`tenant`]) -> answers ([`answer`], [`definitions`]) merged with the router's.
+
+pub mod answer;
+pub mod config;
+pub mod definitions;
+pub mod error;
+pub mod operation;
+pub mod request;
+pub mod runtime;
+pub mod service;
+pub mod tenant;
+
+use std::sync::Arc;
+
+use apollo_router::layers::ServiceBuilderExt;
+use apollo_router::plugin::{Plugin, PluginInit};
+use apollo_router::register_plugin;
+use apollo_router::services::router;
+use tower::{BoxError, ServiceBuilder, ServiceExt};
+use wayfinder_supergraph::{Catalog, CatalogOptions};
+
+pub use config::Config;
+use service::Instance;
+
+/// The plugin; `None` inside when `enabled: false`.
+pub struct Search {
+    instance: Option<Arc<Instance>>,
+}
+
+#[async_trait::async_trait]
+impl Plugin for Search {
+    type Config = Config;
+
+    async fn new(init: PluginInit<Config>) -> Result<Self, BoxError> {
+        let config = init.config;
+        config.check()?;
+        if !config.enabled {
+            return Ok(Search { instance: None });
+        }
+        let sdl = Arc::clone(&init.supergraph_sdl);
+        // Cataloguing, contracts and the lexical index take a fraction of a second for large
+        // schemas: off the async threads. An error leaves the router on its previous pipeline.
+        let instance = tokio::task::spawn_blocking(move || -> Result<Instance, String> {
+            let catalog = Catalog::from_sdl(&sdl, "supergraph", CatalogOptions::default())
+                .map_err(|e| format!("wayfinder.search: cannot catalog the supergraph: {e}"))?;
+            for warning in catalog.warnings() {
+                tracing::warn!(%warning, "wayfinder.search: supergraph");
+            }
+            let catalog = Arc::new(catalog);
+            let engine = runtime::engine_serving(&config.engine(), &catalog)
+                .map_err(|e| format!("wayfinder.search: cannot start the engine: {e}"))?;
+            Instance::new(config, engine, catalog).map_err(|e| format!("wayfinder.search: {e}"))
+        })
+        .await??;
+        Ok(Search {
+            instance: Some(Arc::new(instance)),
+        })
+    }
+
+    fn router_service(&self, service: router::BoxService) -> router::BoxService {
+        let Some(instance) = &self.instance else {
+            return service;
+        };
+        let instance = Arc::clone(instance);
+        let inner = ServiceBuilder::new().buffered().service(service);
+        ServiceBuilder::new()
+            .service_fn(move |request: router::Request| {
+                Arc::clone(&instance).handle(request, inner.clone())
+            })
+            .boxed()
+    }
+}
+
+register_plugin!("wayfinder", "search", Search);

@@ -1,0 +1,60 @@
+//! The engine outlives plugin instances. The router builds a new plugin on every reload
+//! (configuration or schema) while requests in flight finish on the old one, so the engine,
+//! its vectors and its index generations live in one process-wide slot, reused while the
+//! engine settings stay the same; a reload only publishes the new catalog, which re-indexes
+//! what changed in the background while the live index keeps answering.
+
+use std::sync::{Arc, Mutex};
+
+use wayfinder_supergraph::Catalog;
+use wayfinder_workers::{Engine, EngineConfig, Swap};
+
+struct Slot {
+    config: EngineConfig,
+    engine: Arc<Engine>,
+    /// Content hash of the catalog last published to `engine`.
+    published: Option<u64>,
+}
+
+static SLOT: Mutex<Option<Slot>> = Mutex::new(None);
+
+/// The engine for `config` (started on first use or when the settings changed), with
+/// `catalog` published to it unless it is already the one being served.
+pub fn engine_serving(
+    config: &EngineConfig,
+    catalog: &Arc<Catalog>,
+) -> Result<Arc<Engine>, String> {
+    let mut slot = SLOT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let reuse = slot.as_ref().is_some_and(|s| s.config == *config);
+    if !reuse {
+        let engine = Engine::start(config.clone()).map_err(|e| e.to_string())?;
+        if let Some(error) = engine.model_error() {
+            tracing::warn!(%error, "wayfinder.search: no embedding model; __search is lexical-only");
+        }
+        if let Some(warning) = engine.cache_warning() {
+            tracing::warn!(%warning, "wayfinder.search: starting from an empty vector cache");
+        }
+        *slot = Some(Slot {
+            config: config.clone(),
+            engine: Arc::new(engine),
+            published: None,
+        });
+    }
+    let Some(slot) = slot.as_mut() else {
+        return Err("the engine slot is empty".into());
+    };
+    let hash = catalog.content_hash();
+    if slot.published != Some(hash) {
+        let published = slot
+            .engine
+            .publish_with(Arc::clone(catalog), Swap::WhenIndexed)
+            .map_err(|e| e.to_string())?;
+        tracing::info!(
+            publication = published.publication,
+            documents = published.documents,
+            "wayfinder.search: indexing the supergraph in the background"
+        );
+        slot.published = Some(hash);
+    }
+    Ok(Arc::clone(&slot.engine))
+}

@@ -1,0 +1,596 @@
+//! The request path, in `router_service` (the router would reject `__search` when it validates
+//! the operation, which happens after this hook): a request that does not mention the new
+//! fields goes on untouched; one that does is parsed, checked against the tenant's contract and
+//! the plugin's own limits (the router's limits and introspection setting never see it),
+//! answered, and what remains of a mixed operation is forwarded to the router and merged.
+
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+
+use apollo_router::services::router;
+use apollo_router::Context;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use http::{HeaderValue, Method, StatusCode};
+use http_body_util::BodyExt;
+use lru::LruCache;
+use serde_json_bytes::{json, Value};
+use sha2::{Digest, Sha256};
+use tower::{BoxError, ServiceExt};
+use tracing::Instrument;
+use wayfinder_supergraph::{Catalog, Contract};
+use wayfinder_workers::Engine;
+
+use crate::answer::{self, Answering, RequestErrorOrField};
+use crate::config::Config;
+use crate::definitions::Scope;
+use crate::error::{Code, RequestError};
+use crate::operation::{self, Forwarded, Parsed, Prepared, SemanticSchema};
+use crate::request::{self, GraphqlRequest, Incoming};
+use crate::tenant::{Tenant, TenantResolver};
+
+/// Operations using the new fields remembered by their persisted-query hash.
+const PERSISTED_KEPT: usize = 1024;
+
+/// The inner router service, cloneable.
+pub type Inner = apollo_router::layers::unconstrained_buffer::UnconstrainedBuffer<
+    router::Request,
+    futures::future::BoxFuture<'static, Result<router::Response, BoxError>>,
+>;
+
+/// One plugin instance: a configuration and the supergraph it was built with.
+pub struct Instance {
+    pub config: Config,
+    pub engine: Arc<Engine>,
+    pub schema: Arc<SemanticSchema>,
+    pub catalog: Arc<Catalog>,
+    pub tenants: Option<TenantResolver>,
+    /// Each configured contract over `catalog`, for `__definitions`.
+    pub contracts: std::collections::HashMap<String, Arc<Contract>>,
+    /// The router's introspection setting, learnt from the router on first use.
+    pub introspection: tokio::sync::OnceCell<bool>,
+    persisted: Mutex<LruCache<String, Arc<str>>>,
+}
+
+/// What to do with one GraphQL request.
+enum Outcome {
+    Answered(Reply),
+    /// Not the plugin's: the router answers it (as received, for a request of its own).
+    PassThrough(GraphqlRequest),
+}
+
+/// An answer for one GraphQL request.
+struct Reply {
+    status: StatusCode,
+    body: Value,
+}
+
+impl Reply {
+    fn error(error: &RequestError) -> Self {
+        Reply {
+            status: error.code.status(),
+            body: json!({ "errors": [error.to_json()] }),
+        }
+    }
+}
+
+impl Instance {
+    pub fn new(config: Config, engine: Arc<Engine>, catalog: Arc<Catalog>) -> Result<Self, String> {
+        let schema = Arc::new(SemanticSchema::new(catalog.api_schema())?);
+        let tenants = config
+            .tenants
+            .as_ref()
+            .map(TenantResolver::new)
+            .transpose()?;
+        let contracts = tenants
+            .iter()
+            .flat_map(|t| t.contract_names().map(|name| (name, t.filter(name))))
+            .filter_map(|(name, filter)| {
+                let filter = filter.filter(|f| !f.is_unfiltered())?;
+                Some((name.to_string(), Arc::new(catalog.contract(filter))))
+            })
+            .collect();
+        Ok(Instance {
+            config,
+            engine,
+            schema,
+            catalog,
+            tenants,
+            contracts,
+            introspection: tokio::sync::OnceCell::new(),
+            persisted: Mutex::new(LruCache::new(
+                NonZeroUsize::new(PERSISTED_KEPT).unwrap_or(NonZeroUsize::MIN),
+            )),
+        })
+    }
+
+    /// Handles one HTTP request.
+    pub async fn handle(
+        self: Arc<Self>,
+        request: router::Request,
+        inner: Inner,
+    ) -> Result<router::Response, BoxError> {
+        let context = request.context;
+        let (parts, body) = request.router_request.into_parts();
+        let bytes = if parts.method == Method::GET {
+            Bytes::new()
+        } else {
+            body.collect().await?.to_bytes()
+        };
+        let query_string = parts.uri.query().unwrap_or("").to_string();
+        let text: &[u8] = if parts.method == Method::GET {
+            query_string.as_bytes()
+        } else {
+            &bytes
+        };
+        let persisted = request::mentions_persisted_query(text) && !self.persisted_is_empty();
+        if !request::mentions_semantic_fields(text) && !persisted {
+            let request = http::Request::from_parts(parts, router::body::from_bytes(bytes));
+            return through(inner, router::Request::from((request, context))).await;
+        }
+
+        let span = tracing::info_span!(
+            "wayfinder.request",
+            tenant = tracing::field::Empty,
+            hits = tracing::field::Empty,
+            generation = tracing::field::Empty,
+            lexical_only = tracing::field::Empty,
+            semantic_fields = tracing::field::Empty,
+        );
+        let this = Arc::clone(&self);
+        async move {
+            let incoming = if parts.method == Method::GET {
+                request::from_query_string(&query_string).map(Incoming::Single)
+            } else {
+                request::from_body(&bytes)
+            };
+            let reply = match incoming {
+                Err(error) => Reply::error(&error),
+                Ok(Incoming::Single(graphql)) => {
+                    match this.reply(graphql, &parts, &context, &inner).boxed().await {
+                        Outcome::Answered(reply) => reply,
+                        Outcome::PassThrough(_) => {
+                            let request =
+                                http::Request::from_parts(parts, router::body::from_bytes(bytes));
+                            return through(inner, router::Request::from((request, context))).await;
+                        }
+                    }
+                }
+                Ok(Incoming::Batch(entries)) => {
+                    this.reply_batch(entries, &parts, &context, &inner)
+                        .boxed()
+                        .await
+                }
+            };
+            let mut response =
+                http::Response::builder()
+                    .status(reply.status)
+                    .body(router::body::from_bytes(
+                        serde_json::to_vec(&reply.body).unwrap_or_default(),
+                    ))?;
+            response.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            router::Response::http_response_builder()
+                .response(response)
+                .context(context)
+                .build()
+        }
+        .instrument(span)
+        .await
+    }
+
+    fn persisted_is_empty(&self) -> bool {
+        self.persisted.lock().map_or(true, |p| p.is_empty())
+    }
+
+    async fn reply_batch(
+        &self,
+        entries: Vec<Result<GraphqlRequest, RequestError>>,
+        parts: &http::request::Parts,
+        context: &Context,
+        inner: &Inner,
+    ) -> Reply {
+        let max = self.config.limits.max_batch;
+        if entries.len() > max {
+            return Reply::error(&RequestError::new(
+                Code::BatchTooLarge,
+                format!(
+                    "the batch has {} operations; at most {max} are accepted",
+                    entries.len()
+                ),
+            ));
+        }
+        let mut replies = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let reply = match entry {
+                Err(error) => Reply::error(&error),
+                Ok(graphql) => match self.reply(graphql, parts, context, inner).boxed().await {
+                    Outcome::Answered(reply) => reply,
+                    Outcome::PassThrough(graphql) => self
+                        .send(graphql, parts, context, inner)
+                        .boxed()
+                        .await
+                        .unwrap_or_else(|error| Reply::error(&error)),
+                },
+            };
+            replies.push(reply.body);
+        }
+        Reply {
+            status: StatusCode::OK,
+            body: Value::Array(replies),
+        }
+    }
+
+    /// Answers one GraphQL request, or hands it back when the router should.
+    async fn reply(
+        &self,
+        mut graphql: GraphqlRequest,
+        parts: &http::request::Parts,
+        context: &Context,
+        inner: &Inner,
+    ) -> Outcome {
+        let hash = graphql.persisted_query_hash().map(str::to_ascii_lowercase);
+        let query: Arc<str> = match (graphql.query.take(), &hash) {
+            (Some(query), Some(hash)) => {
+                if hex::encode(Sha256::digest(query.as_bytes())) != *hash {
+                    return Outcome::Answered(Reply::error(&RequestError::new(
+                        Code::PersistedQueryHashMismatch,
+                        "the persisted query's sha256Hash does not match its query",
+                    )));
+                }
+                Arc::from(query)
+            }
+            (Some(query), None) => Arc::from(query),
+            (None, Some(hash)) => {
+                let known = self
+                    .persisted
+                    .lock()
+                    .ok()
+                    .and_then(|mut p| p.get(hash).cloned());
+                match known {
+                    Some(query) => query,
+                    None => return Outcome::PassThrough(graphql),
+                }
+            }
+            (None, None) => return Outcome::PassThrough(graphql),
+        };
+        if !request::mentions_semantic_fields(query.as_bytes()) {
+            graphql.query = Some(query.to_string());
+            return Outcome::PassThrough(graphql);
+        }
+        let prepared = match operation::prepare(
+            &self.schema,
+            &query,
+            graphql.operation_name.as_deref(),
+            &graphql.variables,
+        ) {
+            Err(error) => return Outcome::Answered(Reply::error(&error)),
+            Ok(Parsed::PassThrough) => {
+                graphql.query = Some(query.to_string());
+                return Outcome::PassThrough(graphql);
+            }
+            Ok(Parsed::Semantic(prepared)) => prepared,
+        };
+        if let Some(hash) = hash {
+            if let Ok(mut persisted) = self.persisted.lock() {
+                persisted.put(hash, Arc::clone(&query));
+            }
+        }
+        Outcome::Answered(
+            self.answer(prepared, graphql, parts, context, inner)
+                .boxed()
+                .await
+                .unwrap_or_else(|error| Reply::error(&error)),
+        )
+    }
+
+    async fn answer(
+        &self,
+        prepared: Prepared,
+        graphql: GraphqlRequest,
+        parts: &http::request::Parts,
+        context: &Context,
+        inner: &Inner,
+    ) -> Result<Reply, RequestError> {
+        let span = tracing::Span::current();
+        let tenant = match &self.tenants {
+            None => Tenant {
+                name: None,
+                filter: Default::default(),
+            },
+            Some(tenants) => tenants.resolve(&parts.headers)?,
+        };
+        if let Some(name) = &tenant.name {
+            span.record("tenant", name.as_str());
+        }
+        span.record("semantic_fields", prepared.semantic_fields);
+        if !self.introspection_allowed(inner).boxed().await {
+            return Err(RequestError::new(
+                Code::IntrospectionDisabled,
+                "introspection has been disabled, and with it __search and __definitions",
+            ));
+        }
+        if prepared.semantic_fields > self.config.limits.max_fields {
+            return Err(RequestError::new(
+                Code::TooManyFields,
+                format!(
+                    "the operation uses __search and __definitions {} times; at most {} are accepted",
+                    prepared.semantic_fields, self.config.limits.max_fields
+                ),
+            ));
+        }
+        apollo_compiler::introspection::check_max_depth(&prepared.document, &prepared.semantic)
+            .map_err(|e| RequestError::new(Code::DepthLimit, e.message().to_string()))?;
+
+        let forwarded = prepared.forwarded.as_ref().map(|forwarded| {
+            self.forward(forwarded, &graphql, parts, context, inner)
+                .boxed()
+        });
+        let semantic = self
+            .execute(&prepared, graphql.variables.clone(), &tenant)
+            .boxed();
+        let (answered, routed) = match forwarded {
+            Some(forwarded) => {
+                let (answered, routed) = tokio::join!(semantic, forwarded);
+                (answered, Some(routed))
+            }
+            None => (semantic.await, None),
+        };
+        let answered = answered?;
+        span.record("hits", answered.hits);
+        if let Some(generation) = answered.generation {
+            span.record("generation", generation);
+            span.record("lexical_only", answered.lexical_only);
+        }
+
+        let mut errors: Vec<Value> = Vec::new();
+        let mut request_error = None;
+        for error in answered.errors {
+            match error {
+                RequestErrorOrField::Request(error) => {
+                    errors.push(error.to_json());
+                    request_error.get_or_insert(error.code);
+                }
+                RequestErrorOrField::Field(error) => {
+                    errors.push(serde_json_bytes::to_value(&error).unwrap_or(Value::Null))
+                }
+            }
+        }
+        if let Some(code) = request_error {
+            return Ok(Reply {
+                status: code.status(),
+                body: json!({ "errors": errors }),
+            });
+        }
+        let router_data = match routed {
+            None => None,
+            Some(Err(error)) => return Err(error),
+            Some(Ok(routed)) => {
+                let Value::Object(mut body) = routed.body else {
+                    return Err(RequestError::new(
+                        Code::UnsupportedResponse,
+                        "the router's answer to the rest of the operation is not a JSON object",
+                    ));
+                };
+                if let Some(Value::Array(router_errors)) = body.remove("errors") {
+                    errors.extend(router_errors);
+                }
+                match body.remove("data") {
+                    // A request error on the router's side (its validation, for instance)
+                    // means the operation as a whole did not run.
+                    None => {
+                        return Ok(Reply {
+                            status: routed.status,
+                            body: json!({ "errors": errors }),
+                        })
+                    }
+                    Some(data) => Some(data),
+                }
+            }
+        };
+        let data = operation::merge_data(&prepared.response_keys, answered.data, router_data);
+        let mut body = json!({ "data": data });
+        if !errors.is_empty() {
+            if let Some(object) = body.as_object_mut() {
+                object.insert("errors", Value::Array(errors));
+            }
+        }
+        Ok(Reply {
+            status: StatusCode::OK,
+            body,
+        })
+    }
+
+    /// Runs the plugin's part on a blocking thread (a query embedding takes milliseconds).
+    async fn execute(
+        &self,
+        prepared: &Prepared,
+        variables: request::JsonMap,
+        tenant: &Tenant,
+    ) -> Result<answer::Answered, RequestError> {
+        let schema = Arc::clone(&self.schema);
+        let document = Arc::clone(&prepared.document);
+        let operation = Arc::clone(&prepared.semantic);
+        let engine = Arc::clone(&self.engine);
+        let limits = self.config.limits.clone();
+        let filter = (!tenant.filter.is_unfiltered()).then(|| tenant.filter.clone());
+        let definitions = Scope {
+            catalog: Arc::clone(&self.catalog),
+            contract: tenant
+                .name
+                .as_ref()
+                .and_then(|name| self.contracts.get(name))
+                .cloned(),
+        };
+        let span = tracing::Span::current();
+        tokio::task::spawn_blocking(move || {
+            let _entered = span.enter();
+            answer::execute(&Answering {
+                schema: &schema,
+                document: &document,
+                operation: &operation,
+                variables: &variables,
+                engine: &engine,
+                limits: &limits,
+                filter: filter.as_ref(),
+                definitions: &definitions,
+            })
+        })
+        .await
+        .map_err(|e| RequestError::new(Code::Internal, format!("the search task failed: {e}")))
+    }
+
+    /// Sends the router's part of a mixed operation through the rest of the pipeline.
+    async fn forward(
+        &self,
+        forwarded: &Forwarded,
+        graphql: &GraphqlRequest,
+        parts: &http::request::Parts,
+        context: &Context,
+        inner: &Inner,
+    ) -> Result<Reply, RequestError> {
+        let mut extensions = graphql.extensions.clone();
+        // The forwarded text is not the one the hash names.
+        extensions.remove("persistedQuery");
+        let body = GraphqlRequest {
+            query: Some(forwarded.query.clone()),
+            operation_name: forwarded.operation_name.clone(),
+            variables: forwarded.variables.clone(),
+            extensions,
+        };
+        self.send(body, parts, context, inner).boxed().await
+    }
+
+    async fn send(
+        &self,
+        graphql: GraphqlRequest,
+        parts: &http::request::Parts,
+        context: &Context,
+        inner: &Inner,
+    ) -> Result<Reply, RequestError> {
+        let body = serde_json::to_vec(&graphql.to_json()).map_err(|e| {
+            RequestError::new(
+                Code::Internal,
+                format!("cannot encode the forwarded request: {e}"),
+            )
+        })?;
+        let mut request = http::Request::builder()
+            .method(Method::POST)
+            .uri(parts.uri.path())
+            .version(parts.version)
+            .body(router::body::from_bytes(body))
+            .map_err(|e| RequestError::new(Code::Internal, e.to_string()))?;
+        *request.headers_mut() = parts.headers.clone();
+        request.headers_mut().remove(http::header::CONTENT_LENGTH);
+        request.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        call(
+            router::Request::from((request, context.clone())),
+            inner.clone(),
+        )
+        .await
+    }
+
+    async fn introspection_allowed(&self, inner: &Inner) -> bool {
+        if let Some(allowed) = self.config.introspection {
+            return allowed;
+        }
+        *self
+            .introspection
+            .get_or_init(|| async {
+                let allowed = probe_introspection(inner).await;
+                tracing::info!(
+                    allowed,
+                    "wayfinder.search: follows the router's introspection setting"
+                );
+                allowed
+            })
+            .await
+    }
+}
+
+/// Asks the router itself whether it answers introspection (its setting, or `--dev`).
+async fn probe_introspection(inner: &Inner) -> bool {
+    let body = r#"{"query":"{ __schema { queryType { name } } }"}"#;
+    let Ok(request) = http::Request::builder()
+        .method(Method::POST)
+        .uri("/")
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(router::body::from_bytes(body))
+    else {
+        return false;
+    };
+    let Ok(response) = through(
+        inner.clone(),
+        router::Request::from((request, Context::new())),
+    )
+    .await
+    else {
+        return false;
+    };
+    let Ok(bytes) = response.response.into_body().collect().await else {
+        return false;
+    };
+    let Ok(answer) = serde_json::from_slice::<serde_json::Value>(&bytes.to_bytes()) else {
+        return false;
+    };
+    answer
+        .pointer("/data/__schema/queryType/name")
+        .is_some_and(|name| name.is_string())
+}
+
+/// Sends `request` through the rest of the router and reads its JSON answer.
+fn call(request: router::Request, inner: Inner) -> BoxFuture<'static, Result<Reply, RequestError>> {
+    Box::pin(async move {
+        let response = through(inner, request)
+            .await
+            .map_err(|e| RequestError::new(Code::Internal, format!("the router failed: {e}")))?;
+        let (parts, body) = response.response.into_parts();
+        let is_json = parts
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|v| v.contains("json"));
+        if !is_json {
+            return Err(RequestError::new(
+                Code::UnsupportedResponse,
+                "the router answered the rest of the operation with a stream (@defer?), which \
+                 cannot be merged with __search or __definitions",
+            ));
+        }
+        let bytes = body
+            .collect()
+            .await
+            .map_err(|e| {
+                RequestError::new(
+                    Code::Internal,
+                    format!("the router's answer broke off: {e}"),
+                )
+            })?
+            .to_bytes();
+        let body = serde_json::from_slice(&bytes).map_err(|e| {
+            RequestError::new(
+                Code::UnsupportedResponse,
+                format!("the router's answer is not JSON: {e}"),
+            )
+        })?;
+        Ok(Reply {
+            status: parts.status,
+            body,
+        })
+    })
+}
+
+/// The rest of the router. A named future, not an `async` block: rustc cannot prove an async
+/// block holding the buffer's future `Send` for every lifetime (a known limitation).
+fn through(
+    inner: Inner,
+    request: router::Request,
+) -> BoxFuture<'static, Result<router::Response, BoxError>> {
+    Box::pin(inner.oneshot(request))
+}

@@ -1,0 +1,260 @@
+//! Who is asking: the tenant a request names, through a trusted header or a claim of a JWT the
+//! plugin verifies itself (the router's own JWT authentication needs a licence), and the
+//! `@tag` contract configured for it.
+
+use std::collections::BTreeMap;
+
+use http::HeaderMap;
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use wayfinder_supergraph::ContractFilter;
+
+use crate::config::{Jwt, Tenants};
+use crate::error::{Code, RequestError};
+
+/// The configured tenants, ready to resolve requests.
+pub struct TenantResolver {
+    header: http::HeaderName,
+    default: Option<String>,
+    contracts: BTreeMap<String, ContractFilter>,
+    jwt: Option<JwtVerifier>,
+}
+
+/// The tenant a request resolved to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tenant {
+    /// `None` when no tenants are configured: the whole API schema.
+    pub name: Option<String>,
+    pub filter: ContractFilter,
+}
+
+impl TenantResolver {
+    /// `tenants` must have passed [`crate::config::Config::check`].
+    pub fn new(tenants: &Tenants) -> Result<Self, String> {
+        let header = http::HeaderName::from_bytes(tenants.header.as_bytes())
+            .map_err(|e| format!("wayfinder.search.tenants.header: {e}"))?;
+        let jwt = tenants.jwt.as_ref().map(JwtVerifier::new).transpose()?;
+        Ok(TenantResolver {
+            header,
+            default: tenants.default.clone(),
+            contracts: tenants
+                .contracts
+                .iter()
+                .map(|(name, contract)| (name.clone(), contract.filter()))
+                .collect(),
+            jwt,
+        })
+    }
+
+    pub fn contract_names(&self) -> impl Iterator<Item = &str> {
+        self.contracts.keys().map(String::as_str)
+    }
+
+    pub fn filter(&self, name: &str) -> Option<&ContractFilter> {
+        self.contracts.get(name)
+    }
+
+    /// The tenant `headers` name, or the error to answer with.
+    pub fn resolve(&self, headers: &HeaderMap) -> Result<Tenant, RequestError> {
+        let named = match &self.jwt {
+            Some(jwt) => jwt.tenant(headers)?,
+            None => match headers.get(&self.header) {
+                None => None,
+                Some(value) => Some(
+                    value
+                        .to_str()
+                        .map_err(|_| {
+                            RequestError::new(
+                                Code::UnknownTenant,
+                                format!("the `{}` header is not valid text", self.header),
+                            )
+                        })?
+                        .trim()
+                        .to_string(),
+                ),
+            },
+        };
+        let name = match named.filter(|n| !n.is_empty()) {
+            Some(name) => name,
+            None => self.default.clone().ok_or_else(|| {
+                RequestError::new(
+                    Code::TenantRequired,
+                    match &self.jwt {
+                        Some(jwt) => format!(
+                            "a tenant is required: send a token with a `{}` claim in the `{}` header",
+                            jwt.claim, jwt.header
+                        ),
+                        None => format!("a tenant is required: name it in the `{}` header", self.header),
+                    },
+                )
+            })?,
+        };
+        match self.contracts.get(&name) {
+            Some(filter) => Ok(Tenant {
+                name: Some(name),
+                filter: filter.clone(),
+            }),
+            None => Err(RequestError::new(
+                Code::UnknownTenant,
+                format!("unknown tenant `{name}`"),
+            )),
+        }
+    }
+}
+
+/// Verifies tokens against a JWKS file or a shared secret.
+struct JwtVerifier {
+    header: http::HeaderName,
+    claim: String,
+    keys: Keys,
+    issuer: Option<String>,
+    audience: Option<String>,
+}
+
+enum Keys {
+    Secret(DecodingKey),
+    Set(Vec<(Option<String>, Algorithm, DecodingKey)>),
+}
+
+impl JwtVerifier {
+    fn new(config: &Jwt) -> Result<Self, String> {
+        let header = http::HeaderName::from_bytes(config.header.as_bytes())
+            .map_err(|e| format!("wayfinder.search.tenants.jwt.header: {e}"))?;
+        let keys = match (&config.secret, &config.jwks_file) {
+            (Some(secret), _) => Keys::Secret(DecodingKey::from_secret(secret.as_bytes())),
+            (None, Some(path)) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    format!(
+                        "wayfinder.search.tenants.jwt.jwks_file: cannot read {}: {e}",
+                        path.display()
+                    )
+                })?;
+                let set: JwkSet = serde_json::from_str(&text).map_err(|e| {
+                    format!(
+                        "wayfinder.search.tenants.jwt.jwks_file: {} is not a JWKS: {e}",
+                        path.display()
+                    )
+                })?;
+                let mut keys = Vec::new();
+                for jwk in &set.keys {
+                    let key = DecodingKey::from_jwk(jwk).map_err(|e| {
+                        format!(
+                            "wayfinder.search.tenants.jwt.jwks_file: a key of {} is unusable: {e}",
+                            path.display()
+                        )
+                    })?;
+                    let algorithm = jwk
+                        .common
+                        .key_algorithm
+                        .and_then(|a| a.to_string().parse::<Algorithm>().ok())
+                        .or_else(|| default_algorithm(jwk))
+                        .ok_or_else(|| {
+                            format!("wayfinder.search.tenants.jwt.jwks_file: a key of {} names no usable `alg`", path.display())
+                        })?;
+                    keys.push((jwk.common.key_id.clone(), algorithm, key));
+                }
+                if keys.is_empty() {
+                    return Err(format!(
+                        "wayfinder.search.tenants.jwt.jwks_file: {} has no keys",
+                        path.display()
+                    ));
+                }
+                Keys::Set(keys)
+            }
+            (None, None) => {
+                return Err("wayfinder.search.tenants.jwt: set `jwks_file` or `secret`".into())
+            }
+        };
+        Ok(JwtVerifier {
+            header,
+            claim: config.claim.clone(),
+            keys,
+            issuer: config.issuer.clone(),
+            audience: config.audience.clone(),
+        })
+    }
+
+    /// The tenant claim of the request's token; `None` without a token.
+    fn tenant(&self, headers: &HeaderMap) -> Result<Option<String>, RequestError> {
+        let Some(value) = headers.get(&self.header) else {
+            return Ok(None);
+        };
+        let unauthenticated =
+            |why: String| RequestError::new(Code::Unauthenticated, format!("invalid token: {why}"));
+        let value = value
+            .to_str()
+            .map_err(|_| {
+                unauthenticated(format!("the `{}` header is not valid text", self.header))
+            })?
+            .trim();
+        let token = value
+            .strip_prefix("Bearer ")
+            .or_else(|| value.strip_prefix("bearer "))
+            .unwrap_or(value)
+            .trim();
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|e| unauthenticated(e.to_string()))?;
+        let (algorithm, key) = match &self.keys {
+            Keys::Secret(key) => match header.alg {
+                Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512 => (header.alg, key),
+                other => {
+                    return Err(unauthenticated(format!(
+                        "algorithm {other:?} is not accepted with a shared secret"
+                    )))
+                }
+            },
+            Keys::Set(keys) => keys
+                .iter()
+                .find(|(kid, algorithm, _)| {
+                    *algorithm == header.alg
+                        && (header.kid.is_none() || kid.is_none() || *kid == header.kid)
+                })
+                .map(|(_, algorithm, key)| (*algorithm, key))
+                .ok_or_else(|| {
+                    unauthenticated(format!(
+                        "no key in the JWKS matches kid {:?} and algorithm {:?}",
+                        header.kid, header.alg
+                    ))
+                })?,
+        };
+        let mut validation = Validation::new(algorithm);
+        match &self.issuer {
+            Some(issuer) => validation.set_issuer(&[issuer]),
+            None => validation.iss = None,
+        }
+        match &self.audience {
+            Some(audience) => validation.set_audience(&[audience]),
+            None => validation.validate_aud = false,
+        }
+        let claims = jsonwebtoken::decode::<serde_json::Map<String, serde_json::Value>>(
+            token,
+            key,
+            &validation,
+        )
+        .map_err(|e| unauthenticated(e.to_string()))?
+        .claims;
+        match claims.get(&self.claim) {
+            Some(serde_json::Value::String(tenant)) => Ok(Some(tenant.clone())),
+            Some(_) => Err(unauthenticated(format!(
+                "claim `{}` is not a string",
+                self.claim
+            ))),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The usual algorithm of a key that does not name one.
+fn default_algorithm(jwk: &jsonwebtoken::jwk::Jwk) -> Option<Algorithm> {
+    use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve};
+    match &jwk.algorithm {
+        AlgorithmParameters::RSA(_) => Some(Algorithm::RS256),
+        AlgorithmParameters::EllipticCurve(ec) => match ec.curve {
+            EllipticCurve::P256 => Some(Algorithm::ES256),
+            EllipticCurve::P384 => Some(Algorithm::ES384),
+            _ => None,
+        },
+        AlgorithmParameters::OctetKeyPair(_) => Some(Algorithm::EdDSA),
+        AlgorithmParameters::OctetKey(_) => Some(Algorithm::HS256),
+    }
+}
