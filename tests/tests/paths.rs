@@ -236,6 +236,142 @@ fn every_spotify_path_is_a_walk_from_a_root() {
     );
 }
 
+/// The operation a path implies: its fields nested as selections (an inline fragment where a
+/// step moves to a union member, implementer or interface), every required argument and the
+/// path's own argument passed as variables, `__typename` under a composite end.
+fn operation_for(schema: &Schema, path: &[&str]) -> String {
+    let steps: Vec<Coordinate<'_>> = path.iter().map(|c| parse(c)).collect();
+    let Coordinate::Member(root, _) = steps[0] else {
+        panic!("{path:?} does not start with a root field");
+    };
+    let kind = if Some(root)
+        == schema
+            .schema_definition
+            .mutation
+            .as_ref()
+            .map(|n| n.as_str())
+    {
+        "mutation"
+    } else if Some(root)
+        == schema
+            .schema_definition
+            .subscription
+            .as_ref()
+            .map(|n| n.as_str())
+    {
+        "subscription"
+    } else {
+        "query"
+    };
+    let mut variables = Vec::new();
+    let body = selection(schema, &steps, 0, root, &mut variables);
+    let declared = if variables.is_empty() {
+        String::new()
+    } else {
+        format!("({})", variables.join(", "))
+    };
+    format!("{kind} Path{declared} {{ {body} }}")
+}
+
+fn selection(
+    schema: &Schema,
+    steps: &[Coordinate<'_>],
+    i: usize,
+    current: &str,
+    variables: &mut Vec<String>,
+) -> String {
+    let wrap = |ty: &str, inner: String| {
+        if ty == current {
+            inner
+        } else {
+            format!("... on {ty} {{ {inner} }}")
+        }
+    };
+    match steps[i] {
+        // A path may end at the type a field returns; a scalar or enum needs no selection.
+        Coordinate::Type(ty) => match schema.types.get(ty) {
+            Some(ExtendedType::Object(_) | ExtendedType::Interface(_) | ExtendedType::Union(_)) => {
+                wrap(ty, "__typename".into())
+            }
+            _ => String::new(),
+        },
+        Coordinate::Member(ty, name) => {
+            let Ok(field) = schema.type_field(ty, name) else {
+                // An input field or enum value after an argument: the variable covers it.
+                return String::new();
+            };
+            let own_argument = match steps.get(i + 1) {
+                Some(Coordinate::Argument(_, _, argument)) => Some(*argument),
+                _ => None,
+            };
+            let mut arguments = Vec::new();
+            for argument in &field.arguments {
+                if argument.is_required() || Some(argument.name.as_str()) == own_argument {
+                    let variable = format!("v{}", variables.len());
+                    variables.push(format!("${variable}: {}", argument.ty));
+                    arguments.push(format!("{}: ${variable}", argument.name));
+                }
+            }
+            let arguments = if arguments.is_empty() {
+                String::new()
+            } else {
+                format!("({})", arguments.join(", "))
+            };
+            let returned = field.ty.inner_named_type().as_str();
+            let composite = matches!(
+                schema.types.get(returned),
+                Some(ExtendedType::Object(_) | ExtendedType::Interface(_) | ExtendedType::Union(_))
+            );
+            // The path goes on into this field's type, or ends here (or in its argument).
+            let inner = if own_argument.is_none() && i + 1 < steps.len() {
+                selection(schema, steps, i + 1, returned, variables)
+            } else if composite {
+                "__typename".to_string()
+            } else {
+                String::new()
+            };
+            let field_text = if inner.is_empty() {
+                format!("{name}{arguments}")
+            } else {
+                format!("{name}{arguments} {{ {inner} }}")
+            };
+            wrap(ty, field_text)
+        }
+        Coordinate::Argument(..) => String::new(),
+    }
+}
+
+#[test]
+fn every_spotify_path_implies_a_valid_operation() {
+    let catalog = catalog("federated/spotify-showcase/supergraph.graphql");
+    let sdl = std::fs::read_to_string(schema_path("federated/spotify-showcase/supergraph.graphql"))
+        .unwrap();
+    let api = apollo_federation::Supergraph::new(&sdl)
+        .unwrap()
+        .to_api_schema(Default::default())
+        .unwrap();
+    let schema = api.schema();
+    let mut operations = 0;
+    for member in catalog.members() {
+        for path in catalog.paths_to_root(member.id) {
+            let coordinates = catalog.path_coordinates(path);
+            let operation = operation_for(schema, &coordinates);
+            if let Err(errors) = apollo_compiler::ExecutableDocument::parse_and_validate(
+                schema,
+                &operation,
+                "path.graphql",
+            ) {
+                panic!(
+                    "{}: path {coordinates:?}\n{operation}\n{}",
+                    member.coordinate, errors.errors
+                );
+            }
+            operations += 1;
+        }
+    }
+    assert!(operations > 1000, "only {operations} operations checked");
+}
+
 #[test]
 fn query_paths_come_before_mutation_payload_paths() {
     let catalog = catalog("federated/spotify-showcase/supergraph.graphql");
