@@ -45,6 +45,9 @@ pub fn engine_serving(
     };
     let hash = catalog.content_hash();
     if slot.published != Some(hash) {
+        // The parent of every shard's indexing span, exported through the router's pipeline.
+        let span = tracing::info_span!("wayfinder.index", documents = catalog.members().len());
+        let _entered = span.enter();
         let published = slot
             .engine
             .publish_with(Arc::clone(catalog), Swap::WhenIndexed)

@@ -37,6 +37,8 @@ pub(crate) struct Reindex {
     pub keys: Arc<HashMap<u64, MemberId>>,
     pub started: Instant,
     pub swap: Swap,
+    /// The publisher's span, parent of each shard's indexing span.
+    pub parent: tracing::Span,
 }
 
 impl Message for Reindex {
@@ -135,6 +137,7 @@ impl Handler<Reindex> for Coordinator {
                     .built
                     .get(&subgraph.name)
                     .map(|(_, shard)| Arc::clone(shard)),
+                parent: request.parent.clone(),
             });
             let (publication, name, index) =
                 (request.publication, subgraph.name.clone(), shards.len() - 1);

@@ -378,6 +378,7 @@ impl Engine {
             keys,
             started,
             swap,
+            parent: tracing::Span::current(),
         });
         Ok(published)
     }
@@ -396,7 +397,26 @@ impl Engine {
         self.shared.current.load_full()
     }
 
+    /// One `__search` page. Each step is a `tracing` span (`wayfinder.lexical_search`,
+    /// `wayfinder.embed`, `wayfinder.vector_search`, `wayfinder.merge`) under
+    /// `wayfinder.search`, which records the generation, hits and whether vectors answered.
     pub fn search(&self, request: &SearchRequest<'_>) -> Result<SearchResults, SearchError> {
+        let span = tracing::info_span!(
+            "wayfinder.search",
+            generation = tracing::field::Empty,
+            hits = tracing::field::Empty,
+            lexical_only = tracing::field::Empty,
+            contract = request.contract.is_some_and(|f| !f.is_unfiltered()),
+        );
+        let _entered = span.enter();
+        let results = self.search_in_span(request)?;
+        span.record("generation", results.generation);
+        span.record("hits", results.hits.len());
+        span.record("lexical_only", results.mode == SearchMode::Lexical);
+        Ok(results)
+    }
+
+    fn search_in_span(&self, request: &SearchRequest<'_>) -> Result<SearchResults, SearchError> {
         let generation = self.current().ok_or(SearchError::NotReady)?;
         let chars = request.query.chars().count();
         if chars > MAX_QUERY_CHARS {
@@ -431,14 +451,34 @@ impl Engine {
         let depth = (offset + request.first).max(CANDIDATE_DEPTH);
         let query = request.query.trim();
         let mut mode = generation.mode();
-        let lexical = generation.lexical_candidates(query, depth, &visibility)?;
+        let lexical = {
+            let span = tracing::info_span!(
+                "wayfinder.lexical_search",
+                candidates = tracing::field::Empty
+            );
+            let _entered = span.enter();
+            let lexical = generation.lexical_candidates(query, depth, &visibility)?;
+            span.record("candidates", lexical.len());
+            lexical
+        };
         let mut vector = Vec::new();
         if generation.has_vectors() && !query.is_empty() {
             match self.query_vector(query) {
-                Some(q) => vector = generation.vector_candidates(&q, depth, &visibility)?,
+                Some(q) => {
+                    let span = tracing::info_span!(
+                        "wayfinder.vector_search",
+                        shards = generation.shards.len(),
+                        candidates = tracing::field::Empty
+                    );
+                    let _entered = span.enter();
+                    vector = generation.vector_candidates(&q, depth, &visibility)?;
+                    span.record("candidates", vector.len());
+                }
                 None => mode = SearchMode::Lexical,
             }
         }
+        let merge = tracing::info_span!("wayfinder.merge", results = tracing::field::Empty);
+        let merging = merge.enter();
         let catalog = &generation.catalog;
         let mut ranked = fuse(
             catalog,
@@ -464,7 +504,9 @@ impl Engine {
                     .cursors
                     .encode(generation.id, position as u32, fingerprint),
             })
-            .collect();
+            .collect::<Vec<_>>();
+        merge.record("results", hits.len());
+        drop(merging);
         Ok(SearchResults {
             generation: generation.id,
             mode,
@@ -478,9 +520,13 @@ impl Engine {
     /// search then goes on lexically).
     fn query_vector(&self, query: &str) -> Option<Arc<[f32]>> {
         let encoder = self.query.as_ref()?;
+        let span = tracing::info_span!("wayfinder.embed", cached = tracing::field::Empty);
+        let _entered = span.enter();
         if let Some(vector) = lock(&encoder.vectors).get(query) {
+            span.record("cached", true);
             return Some(Arc::clone(vector));
         }
+        span.record("cached", false);
         let embedded = lock(&encoder.embedder).embed(&[query]);
         match embedded {
             Ok(mut vectors) => {

@@ -15,6 +15,7 @@ use actix::{
     Actor, ActorFutureExt as _, Addr, AtomicResponse, Context, Handler, Message, WrapFuture as _,
 };
 use futures_util::StreamExt as _;
+use tracing::Instrument as _;
 
 use crate::cache::{save_unsaved, Claim, VectorCache};
 use crate::document::{distinct_texts, Document, Text};
@@ -35,6 +36,9 @@ pub(crate) struct BuildShard {
     /// The subgraph's shard for an earlier catalog: a copy of it is updated where few
     /// vectors changed, rather than a new graph built.
     pub previous: Option<Arc<VectorShard>>,
+    /// The span of the publication this build is part of (background work has no request
+    /// to hang from, so the caller's span is carried along).
+    pub parent: tracing::Span,
 }
 
 pub(crate) struct ShardBuilt {
@@ -80,8 +84,17 @@ impl Handler<BuildShard> for ShardIndexer {
     fn handle(&mut self, message: BuildShard, _: &mut Context<Self>) -> Self::Result {
         let context = self.context.clone();
         let name = self.name.clone();
+        let span = tracing::info_span!(
+            parent: &message.parent,
+            "wayfinder.index_shard",
+            subgraph = %name,
+            documents = message.members.len(),
+            embedded = tracing::field::Empty,
+            reused = tracing::field::Empty,
+        );
         AtomicResponse::new(Box::pin(
             build(name, context, message)
+                .instrument(span)
                 .into_actor(self)
                 .map(|result, _, _| result),
         ))
@@ -151,6 +164,9 @@ async fn build(
     .await
     .map_err(|e| format!("the shard build thread failed: {e}"))?
     .map_err(|e| e.to_string())?;
+    let span = tracing::Span::current();
+    span.record("embedded", embedded);
+    span.record("reused", reused);
     Ok(ShardBuilt {
         shard: Arc::new(shard),
         embedded,
