@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 use std::sync::Arc;
+use std::time::Instant;
 
 use apollo_compiler::executable::Operation;
 use apollo_compiler::resolvers::{Execution, FieldError, ObjectValue, ResolveInfo, ResolvedValue};
@@ -14,11 +15,12 @@ use apollo_compiler::{ExecutableDocument, Node};
 use serde_json_bytes::Value;
 use wayfinder_supergraph::ContractFilter;
 use wayfinder_workers::cursor::CursorError;
-use wayfinder_workers::{Engine, SearchError, SearchHit, SearchRequest};
+use wayfinder_workers::{Engine, SearchError, SearchHit, SearchMode, SearchRequest};
 
 use crate::config::Limits;
 use crate::definitions::Scope;
 use crate::error::{Code, RequestError};
+use crate::metrics::Metrics;
 use crate::operation::SemanticSchema;
 use crate::request::{JsonMap, DEFINITIONS, SEARCH};
 
@@ -34,6 +36,9 @@ pub struct Answering<'a> {
     pub filter: Option<&'a ContractFilter>,
     /// The catalog the router serves now, through the tenant's contract, for `__definitions`.
     pub definitions: &'a Scope,
+    /// The tenant's name (empty when no tenants are configured), for the latency metric.
+    pub tenant: &'a str,
+    pub metrics: &'a Metrics,
 }
 
 /// What the execution produced, with what the searches found, for the request's span.
@@ -165,14 +170,20 @@ impl Root<'_> {
             min_score,
             contract: self.answering.filter,
         };
+        let started = Instant::now();
         let results = self
             .answering
             .engine
             .search(&request)
             .map_err(search_error)?;
+        self.answering.metrics.record_search(
+            started.elapsed(),
+            self.answering.tenant,
+            results.mode,
+        );
         *self.hits.borrow_mut() += results.hits.len();
         *self.generation.borrow_mut() = Some(results.generation);
-        *self.lexical_only.borrow_mut() |= results.mode != wayfinder_workers::SearchMode::Hybrid;
+        *self.lexical_only.borrow_mut() |= results.mode == SearchMode::Lexical;
         let scope = Arc::new(Scope {
             catalog: Arc::clone(&results.catalog),
             contract: results.contract.clone(),

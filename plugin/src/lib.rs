@@ -7,11 +7,13 @@
 //! ([`runtime`]), which indexes it in the background -> per request ([`service`]): HTTP ->
 //! GraphQL requests ([`request`]) -> a checked, split operation ([`operation`]) -> the tenant's
 //! contract ([`tenant`]) -> answers ([`answer`], [`definitions`]) merged with the router's.
+//! Spans and [`metrics`] leave through the router's telemetry.
 
 pub mod answer;
 pub mod config;
 pub mod definitions;
 pub mod error;
+pub mod metrics;
 pub mod operation;
 pub mod request;
 pub mod runtime;
@@ -48,7 +50,11 @@ impl Plugin for Search {
         let sdl = Arc::clone(&init.supergraph_sdl);
         // Cataloguing, contracts and the lexical index take a fraction of a second for large
         // schemas: off the async threads. An error leaves the router on its previous pipeline.
+        // The router samples a span by the current one; its span for this plugin's creation
+        // lets the indexing trace (`runtime`) be sampled and linked to it.
+        let span = tracing::Span::current();
         let instance = tokio::task::spawn_blocking(move || -> Result<Instance, String> {
+            let _entered = span.enter();
             let catalog = Catalog::from_sdl(&sdl, "supergraph", CatalogOptions::default())
                 .map_err(|e| format!("wayfinder.search: cannot catalog the supergraph: {e}"))?;
             for warning in catalog.warnings() {
@@ -60,6 +66,7 @@ impl Plugin for Search {
             Instance::new(config, engine, catalog).map_err(|e| format!("wayfinder.search: {e}"))
         })
         .await??;
+        metrics::register_gauges();
         Ok(Search {
             instance: Some(Arc::new(instance)),
         })

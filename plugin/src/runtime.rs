@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use wayfinder_supergraph::Catalog;
-use wayfinder_workers::{Engine, EngineConfig, Swap};
+use wayfinder_workers::{Engine, EngineConfig, Generation, Swap};
 
 struct Slot {
     config: EngineConfig,
@@ -45,8 +45,15 @@ pub fn engine_serving(
     };
     let hash = catalog.content_hash();
     if slot.published != Some(hash) {
-        // The parent of every shard's indexing span, exported through the router's pipeline.
-        let span = tracing::info_span!("wayfinder.index", documents = catalog.members().len());
+        // The root of the indexing trace, parent of every shard's span, open until the run
+        // ends. A trace of its own, linked to the router's (re)load that caused it: a child of
+        // the load span would hold that span open for the whole run.
+        let span = tracing::info_span!(
+            parent: None,
+            "wayfinder.index",
+            documents = catalog.members().len()
+        );
+        span.follows_from(tracing::Span::current());
         let _entered = span.enter();
         let published = slot
             .engine
@@ -60,4 +67,20 @@ pub fn engine_serving(
         slot.published = Some(hash);
     }
     Ok(Arc::clone(&slot.engine))
+}
+
+fn engine() -> Option<Arc<Engine>> {
+    let slot = SLOT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    slot.as_ref().map(|s| Arc::clone(&s.engine))
+}
+
+/// The generation answering searches in this process, if any (for the index gauges).
+pub fn live_generation() -> Option<Arc<Generation>> {
+    engine()?.current()
+}
+
+/// (texts embedded, texts to embed) of the indexing run under way (for the index gauges).
+pub fn progress() -> Option<(usize, usize)> {
+    let (embedded, to_embed, _) = engine()?.progress();
+    Some((embedded, to_embed))
 }

@@ -26,6 +26,7 @@ use crate::answer::{self, Answering, RequestErrorOrField};
 use crate::config::Config;
 use crate::definitions::Scope;
 use crate::error::{Code, RequestError};
+use crate::metrics::Metrics;
 use crate::operation::{self, Forwarded, Parsed, Prepared, SemanticSchema};
 use crate::request::{self, GraphqlRequest, Incoming};
 use crate::tenant::{Tenant, TenantResolver};
@@ -50,6 +51,7 @@ pub struct Instance {
     pub contracts: std::collections::HashMap<String, Arc<Contract>>,
     /// The router's introspection setting, learnt from the router on first use.
     pub introspection: tokio::sync::OnceCell<bool>,
+    pub metrics: Metrics,
     persisted: Mutex<LruCache<String, Arc<str>>>,
 }
 
@@ -99,6 +101,7 @@ impl Instance {
             tenants,
             contracts,
             introspection: tokio::sync::OnceCell::new(),
+            metrics: Metrics::default(),
             persisted: Mutex::new(LruCache::new(
                 NonZeroUsize::new(PERSISTED_KEPT).unwrap_or(NonZeroUsize::MIN),
             )),
@@ -111,6 +114,7 @@ impl Instance {
         request: router::Request,
         inner: Inner,
     ) -> Result<router::Response, BoxError> {
+        self.metrics.serving();
         let context = request.context;
         let (parts, body) = request.router_request.into_parts();
         let bytes = if parts.method == Method::GET {
@@ -425,6 +429,8 @@ impl Instance {
                 .and_then(|name| self.contracts.get(name))
                 .cloned(),
         };
+        let tenant = tenant.name.clone().unwrap_or_default();
+        let metrics = self.metrics.clone();
         let span = tracing::Span::current();
         tokio::task::spawn_blocking(move || {
             let _entered = span.enter();
@@ -437,6 +443,8 @@ impl Instance {
                 limits: &limits,
                 filter: filter.as_ref(),
                 definitions: &definitions,
+                tenant: &tenant,
+                metrics: &metrics,
             })
         })
         .await

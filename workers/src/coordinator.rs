@@ -249,6 +249,8 @@ impl Coordinator {
             return;
         };
         let mut report = std::mem::take(&mut active.report);
+        // The publisher's span lasts as long as the indexing it parents.
+        active.request.parent = tracing::Span::none();
         report.generation = self.shared.current_generation();
         if let Ok(context) = &self.vectors {
             if let Err(error) = save_unsaved(&context.cache, 1) {

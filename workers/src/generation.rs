@@ -38,6 +38,17 @@ pub enum SearchMode {
     Lexical,
 }
 
+impl SearchMode {
+    /// The name used in metrics and logs (as serialised).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Hybrid => "hybrid",
+            SearchMode::Partial => "partial",
+            SearchMode::Lexical => "lexical",
+        }
+    }
+}
+
 pub struct Generation {
     pub id: u64,
     pub catalog: Arc<Catalog>,

@@ -84,14 +84,18 @@ impl Handler<BuildShard> for ShardIndexer {
     fn handle(&mut self, message: BuildShard, _: &mut Context<Self>) -> Self::Result {
         let context = self.context.clone();
         let name = self.name.clone();
-        let span = tracing::info_span!(
-            parent: &message.parent,
-            "wayfinder.index_shard",
-            subgraph = %name,
-            documents = message.members.len(),
-            embedded = tracing::field::Empty,
-            reused = tracing::field::Empty,
-        );
+        // Created inside the parent: an OpenTelemetry layer (the router's) may decide sampling
+        // from the current span rather than the explicit parent.
+        let span = message.parent.in_scope(|| {
+            tracing::info_span!(
+                parent: &message.parent,
+                "wayfinder.index_shard",
+                subgraph = %name,
+                documents = message.members.len(),
+                embedded = tracing::field::Empty,
+                reused = tracing::field::Empty,
+            )
+        });
         AtomicResponse::new(Box::pin(
             build(name, context, message)
                 .instrument(span)

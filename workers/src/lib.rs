@@ -27,6 +27,6 @@ pub use config::{EngineConfig, ModelConfig, Pooling};
 pub use engine::{
     Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults, Swap,
 };
-pub use generation::SearchMode;
+pub use generation::{Generation, SearchMode};
 pub use ranking::Fusion;
 pub use status::IndexReport;

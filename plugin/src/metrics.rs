@@ -1,0 +1,112 @@
+//! Metrics, through the router's meter provider so they leave by whatever exporter
+//! `telemetry.exporters.metrics` configures (Prometheus, OTLP):
+//!
+//! - `wayfinder.search.duration` (histogram, seconds): one `__search` page, by `tenant` and by
+//!   `mode` (`hybrid`, `partial`: some shards still without vectors, `lexical`).
+//! - `wayfinder.index.generation`: the generation answering searches.
+//! - `wayfinder.index.documents` (by `mode`): documents in that generation.
+//! - `wayfinder.index.texts_pending`: texts the indexing run under way still has to embed.
+//!
+//! The gauges are read from the process's engine ([`crate::runtime`]) at each collection.
+//!
+//! Why instruments are made late: on a reload the router builds the new pipeline's plugins first
+//! and only then replaces its meter providers (when the metrics configuration changed), which
+//! drops the instruments and gauge callbacks made before. So each plugin instance makes its
+//! histogram on first use, and registers the gauges when it is built and again on its first
+//! request, once its pipeline is live. Only the latest registration observes, so a reload that
+//! replaced nothing does not report a gauge twice.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use opentelemetry::metrics::{Histogram, MeterProvider};
+use opentelemetry::KeyValue;
+
+use wayfinder_workers::SearchMode;
+
+use crate::runtime;
+
+const METER: &str = "wayfinder";
+
+/// Identifies the latest gauge registration; older ones observe nothing.
+static LATEST_GAUGES: AtomicU64 = AtomicU64::new(0);
+
+/// One plugin instance's instruments (cheap to clone onto the search thread).
+#[derive(Clone, Default)]
+pub struct Metrics(Arc<Instruments>);
+
+#[derive(Default)]
+struct Instruments {
+    search_duration: OnceLock<Histogram<f64>>,
+    gauges_registered_live: AtomicBool,
+}
+
+impl Metrics {
+    /// Records one `__search` page.
+    pub fn record_search(&self, elapsed: Duration, tenant: &str, mode: SearchMode) {
+        let histogram = self.0.search_duration.get_or_init(|| {
+            meter()
+                .f64_histogram("wayfinder.search.duration")
+                .with_description("Time to answer one __search page, embedding included")
+                .with_unit("s")
+                .build()
+        });
+        histogram.record(
+            elapsed.as_secs_f64(),
+            &[
+                KeyValue::new("tenant", tenant.to_string()),
+                KeyValue::new("mode", mode.as_str()),
+            ],
+        );
+    }
+
+    /// Registers the gauges once the instance serves (see the module doc); cheap afterwards.
+    pub fn serving(&self) {
+        let registered = &self.0.gauges_registered_live;
+        if !registered.load(Ordering::Relaxed) && !registered.swap(true, Ordering::Relaxed) {
+            register_gauges();
+        }
+    }
+}
+
+fn meter() -> opentelemetry::metrics::Meter {
+    apollo_router::metrics::meter_provider().meter(METER)
+}
+
+/// Registers the index gauges, superseding earlier registrations.
+pub fn register_gauges() {
+    let id = LATEST_GAUGES.fetch_add(1, Ordering::Relaxed) + 1;
+    let current = move || LATEST_GAUGES.load(Ordering::Relaxed) == id;
+    let meter = meter();
+    meter
+        .u64_observable_gauge("wayfinder.index.generation")
+        .with_description("The index generation answering __search")
+        .with_callback(move |gauge| {
+            if let Some(generation) = current().then(runtime::live_generation).flatten() {
+                gauge.observe(generation.id, &[]);
+            }
+        })
+        .build();
+    meter
+        .u64_observable_gauge("wayfinder.index.documents")
+        .with_description("Documents in the index generation answering __search, by mode")
+        .with_callback(move |gauge| {
+            if let Some(generation) = current().then(runtime::live_generation).flatten() {
+                gauge.observe(
+                    generation.documents().len() as u64,
+                    &[KeyValue::new("mode", generation.mode().as_str())],
+                );
+            }
+        })
+        .build();
+    meter
+        .u64_observable_gauge("wayfinder.index.texts_pending")
+        .with_description("Texts the indexing run under way still has to embed")
+        .with_callback(move |gauge| {
+            if let Some((embedded, to_embed)) = current().then(runtime::progress).flatten() {
+                gauge.observe(to_embed.saturating_sub(embedded) as u64, &[]);
+            }
+        })
+        .build();
+}
