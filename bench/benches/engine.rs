@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wayfinder_bench::{millis, quantile};
+use wayfinder_bench::{description_queries, millis, quantile};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
 use wayfinder_tests::{engine_config, schema_path, temp_dir};
 use wayfinder_workers::{Engine, IndexReport, SearchRequest};
@@ -70,30 +70,6 @@ fn peak_rss_mib() -> f64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
         })
         .map_or(f64::NAN, |kib| kib / 1024.0)
-}
-
-/// Seeded word-pair queries drawn from the schema's descriptions: distinct texts, so the first
-/// pass misses the query-vector cache and the second hits it.
-fn queries(catalog: &Catalog) -> Vec<String> {
-    let words: Vec<&str> = catalog
-        .members()
-        .iter()
-        .filter_map(|m| m.description.as_deref())
-        .flat_map(str::split_whitespace)
-        .filter(|w| w.len() > 3 && w.chars().all(char::is_alphabetic))
-        .collect();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        words[(state % words.len() as u64) as usize]
-    };
-    let mut queries: Vec<String> = (0..LATENCY_QUERIES)
-        .map(|i| format!("{} {} {} {i}", next(), next(), next()))
-        .collect();
-    queries.dedup();
-    queries
 }
 
 fn latency(engine: &Engine, queries: &[String]) -> Vec<Duration> {
@@ -219,7 +195,7 @@ fn main() {
         seconds(&reindex)
     );
 
-    let queries = queries(&github);
+    let queries = description_queries(&github, LATENCY_QUERIES, 0);
     let miss = latency(&engine, &queries);
     let hit = latency(&engine, &queries);
     for (label, samples, goal) in [

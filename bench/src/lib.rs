@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use wayfinder_supergraph::Catalog;
+
 /// The `q`-quantile (0.5 = median) of some durations, by nearest rank.
 pub fn quantile(samples: &[Duration], q: f64) -> Duration {
     assert!(!samples.is_empty(), "no samples");
@@ -14,4 +16,30 @@ pub fn quantile(samples: &[Duration], q: f64) -> Duration {
 
 pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
+}
+
+/// `count` distinct queries of three words drawn (seeded by `seed`) from the schema's
+/// descriptions: texts no cache has seen, so each search embeds its query.
+pub fn description_queries(catalog: &Catalog, count: usize, seed: u64) -> Vec<String> {
+    let words: Vec<&str> = catalog
+        .members()
+        .iter()
+        .filter_map(|m| m.description.as_deref())
+        .flat_map(str::split_whitespace)
+        .filter(|w| w.len() > 3 && w.chars().all(char::is_alphabetic))
+        .collect();
+    assert!(
+        !words.is_empty(),
+        "the schema has no descriptions to draw from"
+    );
+    let mut state = 0x2545_f491_4f6c_dd1du64 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        words[(state % words.len() as u64) as usize]
+    };
+    (0..count)
+        .map(|i| format!("{} {} {} {i}", next(), next(), next()))
+        .collect()
 }

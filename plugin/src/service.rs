@@ -11,7 +11,6 @@ use apollo_router::services::router;
 use apollo_router::Context;
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use futures::FutureExt;
 use http::{HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt;
 use lru::LruCache;
@@ -152,7 +151,7 @@ impl Instance {
             let reply = match incoming {
                 Err(error) => Reply::error(&error),
                 Ok(Incoming::Single(graphql)) => {
-                    match this.reply(graphql, &parts, &context, &inner).boxed().await {
+                    match this.reply(graphql, &parts, &context, &inner).await {
                         Outcome::Answered(reply) => reply,
                         Outcome::PassThrough(_) => {
                             let request =
@@ -162,9 +161,7 @@ impl Instance {
                     }
                 }
                 Ok(Incoming::Batch(entries)) => {
-                    this.reply_batch(entries, &parts, &context, &inner)
-                        .boxed()
-                        .await
+                    this.reply_batch(entries, &parts, &context, &inner).await
                 }
             };
             let mut response =
@@ -211,11 +208,10 @@ impl Instance {
         for entry in entries {
             let reply = match entry {
                 Err(error) => Reply::error(&error),
-                Ok(graphql) => match self.reply(graphql, parts, context, inner).boxed().await {
+                Ok(graphql) => match self.reply(graphql, parts, context, inner).await {
                     Outcome::Answered(reply) => reply,
                     Outcome::PassThrough(graphql) => self
                         .send(graphql, parts, context, inner)
-                        .boxed()
                         .await
                         .unwrap_or_else(|error| Reply::error(&error)),
                 },
@@ -285,7 +281,6 @@ impl Instance {
         }
         Outcome::Answered(
             self.answer(prepared, graphql, parts, context, inner)
-                .boxed()
                 .await
                 .unwrap_or_else(|error| Reply::error(&error)),
         )
@@ -311,7 +306,7 @@ impl Instance {
             span.record("tenant", name.as_str());
         }
         span.record("semantic_fields", prepared.semantic_fields);
-        if !self.introspection_allowed(inner).boxed().await {
+        if !self.introspection_allowed(inner).await {
             return Err(RequestError::new(
                 Code::IntrospectionDisabled,
                 "introspection has been disabled, and with it __search and __definitions",
@@ -329,13 +324,11 @@ impl Instance {
         apollo_compiler::introspection::check_max_depth(&prepared.document, &prepared.semantic)
             .map_err(|e| RequestError::new(Code::DepthLimit, e.message().to_string()))?;
 
-        let forwarded = prepared.forwarded.as_ref().map(|forwarded| {
-            self.forward(forwarded, &graphql, parts, context, inner)
-                .boxed()
-        });
-        let semantic = self
-            .execute(&prepared, graphql.variables.clone(), &tenant)
-            .boxed();
+        let forwarded = prepared
+            .forwarded
+            .as_ref()
+            .map(|forwarded| self.forward(forwarded, &graphql, parts, context, inner));
+        let semantic = self.execute(&prepared, graphql.variables.clone(), &tenant);
         let (answered, routed) = match forwarded {
             Some(forwarded) => {
                 let (answered, routed) = tokio::join!(semantic, forwarded);
@@ -469,7 +462,7 @@ impl Instance {
             variables: forwarded.variables.clone(),
             extensions,
         };
-        self.send(body, parts, context, inner).boxed().await
+        self.send(body, parts, context, inner).await
     }
 
     async fn send(

@@ -1,0 +1,284 @@
+//! The plugin over HTTP, against the real `wayfinder-router` (release) on 127.0.0.1 (issue 5):
+//!
+//! 1. `__search` latency, p50 and p99, at 1 and at 8 concurrent clients, on the spotify
+//!    showcase supergraph once it is fully indexed. Every query is new text (its vector is
+//!    embedded), as an agent's questions are.
+//! 2. The added cost on ordinary requests: the same router and configuration with
+//!    `wayfinder.search.enabled: false` beside it, the same operation (planned, fetched from mock
+//!    subgraphs, merged) sent to each in alternating rounds; the ratio of the median latencies
+//!    per round, and its median over the rounds.
+//!
+//! `scripts/bench-router` builds the router and runs this. The router binary is
+//! `$WAYFINDER_ROUTER`, or `target/release/wayfinder-router`. Client and router share the
+//! machine's cores, so latencies include the client's share.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use wayfinder_bench::{description_queries, millis, quantile};
+use wayfinder_supergraph::{Catalog, CatalogOptions};
+use wayfinder_tests::{repo_path, schema_path, wayfinder_home};
+
+const SPOTIFY: &str = "federated/spotify-showcase/supergraph.graphql";
+const SEARCHES: usize = 400;
+const ROUNDS: usize = 10;
+const ORDINARY_PER_ROUND: usize = 200;
+
+/// A router process on a free loopback port, killed on drop.
+struct RouterProcess {
+    child: Child,
+    url: String,
+    log: PathBuf,
+    _dir: TempDir,
+}
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl RouterProcess {
+    /// Starts `binary` on `supergraph` with `config` (JSON is YAML) plus a listen address.
+    async fn start(binary: &Path, name: &str, supergraph: &Path, mut config: Value) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("wayfinder-bench-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        config["supergraph"]["listen"] = json!(format!("127.0.0.1:{port}"));
+        config["health_check"] = json!({ "enabled": false });
+        config["homepage"] = json!({ "enabled": false });
+        let config_path = dir.join("router.yaml");
+        std::fs::write(&config_path, config.to_string()).expect("writes the configuration");
+        let log = dir.join("router.log");
+        let out = std::fs::File::create(&log).expect("a log file");
+        let child = Command::new(binary)
+            .arg("--config")
+            .arg(&config_path)
+            .arg("--supergraph")
+            .arg(supergraph)
+            .env("WAYFINDER_HOME", wayfinder_home())
+            .env("APOLLO_TELEMETRY_DISABLED", "true")
+            .env("APOLLO_ROUTER_LOG", "info")
+            .stdout(Stdio::from(out.try_clone().expect("log handle")))
+            .stderr(Stdio::from(out))
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+        let mut router = RouterProcess {
+            child,
+            url: format!("http://127.0.0.1:{port}/"),
+            log,
+            _dir: TempDir(dir),
+        };
+        router.wait_for("", Duration::from_secs(120)).await;
+        router
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits until the router answers and its log contains `line`.
+    async fn wait_for(&mut self, line: &str, limit: Duration) {
+        let client = reqwest::Client::new();
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("the router exited ({status}):\n{}", self.log());
+            }
+            let up = client
+                .post(&self.url)
+                .json(&json!({ "query": "{ __typename }" }))
+                .send()
+                .await
+                .is_ok_and(|r| r.status().is_success());
+            if up && self.log().contains(line) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the router is not ready:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+}
+
+impl Drop for RouterProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sends `bodies` to `url` from `clients` concurrent clients (one keep-alive connection each);
+/// the latency of each request. Every answer must be a success without errors.
+async fn latencies(url: &str, bodies: Vec<Value>, clients: usize) -> Vec<Duration> {
+    let bodies = std::sync::Arc::new(bodies);
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..clients)
+        .map(|_| {
+            let (bodies, next, url) = (bodies.clone(), next.clone(), url.to_string());
+            tokio::spawn(async move {
+                let client = reqwest::Client::new();
+                let mut samples = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(body) = bodies.get(i) else { break };
+                    let started = Instant::now();
+                    let response = client.post(&url).json(body).send().await.expect("POST");
+                    let status = response.status();
+                    let answer: Value = response.json().await.expect("a JSON answer");
+                    samples.push(started.elapsed());
+                    assert!(
+                        status.is_success() && answer.get("errors").is_none(),
+                        "{status}: {answer}"
+                    );
+                }
+                samples
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.expect("a client task"));
+    }
+    all
+}
+
+fn report(label: &str, samples: &[Duration], wall: Duration) {
+    println!(
+        "{label:<34} p50 {:>7.2} ms  p99 {:>7.2} ms  ({} requests, {:.0}/s)",
+        millis(quantile(samples, 0.5)),
+        millis(quantile(samples, 0.99)),
+        samples.len(),
+        samples.len() as f64 / wall.as_secs_f64()
+    );
+}
+
+fn search_bodies(queries: &[String]) -> Vec<Value> {
+    queries
+        .iter()
+        .map(|q| {
+            json!({
+                "query": "query Find($q: String!) { __search(query: $q, first: 10) { coordinate score pathsToRoot definition { __typename } } }",
+                "variables": { "q": q },
+            })
+        })
+        .collect()
+}
+
+async fn search_latency(binary: &Path) {
+    let supergraph = schema_path(SPOTIFY);
+    let catalog = Catalog::from_file(&supergraph, CatalogOptions::default()).expect("spotify");
+    let cache = repo_path("target/wayfinder-bench-cache");
+    let config = json!({
+        "supergraph": { "introspection": true },
+        "plugins": { "wayfinder.search": { "index": { "cache_dir": cache } } },
+    });
+    let mut router = RouterProcess::start(binary, "search", &supergraph, config).await;
+    // The first start embeds the whole schema (minutes); later ones read the cache.
+    router
+        .wait_for("index ready", Duration::from_secs(1800))
+        .await;
+
+    // Warm-up: connections, allocator, the model's first runs.
+    latencies(
+        &router.url,
+        search_bodies(&description_queries(&catalog, 20, 9)),
+        1,
+    )
+    .await;
+    for (clients, seed) in [(1, 1), (8, 8)] {
+        let bodies = search_bodies(&description_queries(&catalog, SEARCHES, seed));
+        let started = Instant::now();
+        let samples = latencies(&router.url, bodies, clients).await;
+        report(
+            &format!("__search, {clients} client(s)"),
+            &samples,
+            started.elapsed(),
+        );
+    }
+}
+
+async fn ordinary_overhead(binary: &Path) {
+    let supergraph = repo_path("examples/bookshop/supergraph.graphql");
+    // The example's subgraphs do not run; the router answers from these mocks (as in
+    // router.yaml), so the request is planned, fetched from two subgraphs and merged.
+    let config = |enabled: bool| {
+        json!({
+            "plugins": { "wayfinder.search": {
+                "enabled": enabled,
+                "index": { "cache_dir": repo_path("target/wayfinder-bench-cache") },
+            } },
+            "experimental_mock_subgraphs": {
+                "accounts": { "query": { "me": { "__typename": "Customer", "id": "c1", "displayName": "Ada" } } },
+                "catalog": { "query": { "book": { "__typename": "Book", "isbn": "978-0", "title": "The Dispossessed" } } },
+            },
+        })
+    };
+    let with = RouterProcess::start(binary, "with", &supergraph, config(true)).await;
+    let without = RouterProcess::start(binary, "without", &supergraph, config(false)).await;
+    let body = json!({
+        "query": "query Ordinary($isbn: ID!) { me { id displayName } book(isbn: $isbn) { isbn title } }",
+        "variables": { "isbn": "978-0" },
+    });
+    let round = || vec![body.clone(); ORDINARY_PER_ROUND];
+    latencies(&with.url, round(), 1).await;
+    latencies(&without.url, round(), 1).await;
+
+    let (mut all_with, mut all_without, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let a = latencies(&with.url, round(), 1).await;
+        let b = latencies(&without.url, round(), 1).await;
+        ratios.push(quantile(&a, 0.5).as_secs_f64() / quantile(&b, 0.5).as_secs_f64());
+        all_with.extend(a);
+        all_without.extend(b);
+    }
+    let median_ratio = {
+        let mut sorted = ratios.clone();
+        sorted.sort_by(f64::total_cmp);
+        sorted[sorted.len() / 2]
+    };
+    for (label, samples) in [
+        ("plugin enabled", &all_with),
+        ("plugin disabled", &all_without),
+    ] {
+        println!(
+            "ordinary request, {label:<17} p50 {:>7.3} ms  p99 {:>7.3} ms  ({} requests)",
+            millis(quantile(samples, 0.5)),
+            millis(quantile(samples, 0.99)),
+            samples.len()
+        );
+    }
+    println!(
+        "ordinary request overhead          p50 ratio enabled/disabled: median {median_ratio:.3} over {ROUNDS} rounds (min {:.3}, max {:.3}); p99 ratio {:.3}",
+        ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        ratios.iter().copied().fold(0.0, f64::max),
+        quantile(&all_with, 0.99).as_secs_f64() / quantile(&all_without, 0.99).as_secs_f64()
+    );
+}
+
+fn main() {
+    let binary = std::env::var_os("WAYFINDER_ROUTER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_path("target/release/wayfinder-router"));
+    assert!(
+        binary.is_file(),
+        "{} is missing: build it with `cargo build --release --locked -p wayfinder-plugin --bin wayfinder-router` (scripts/bench-router does)",
+        binary.display()
+    );
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    runtime.block_on(async {
+        search_latency(&binary).await;
+        ordinary_overhead(&binary).await;
+    });
+}
