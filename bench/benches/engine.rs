@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wayfinder_bench::{description_queries, millis, quantile};
+use wayfinder_bench::{description_queries, p50_p99, quantile};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
 use wayfinder_tests::{engine_config, schema_path, temp_dir};
 use wayfinder_workers::{Engine, IndexReport, SearchRequest};
@@ -203,10 +203,8 @@ fn main() {
         ("hit", &hit, "< 2 ms"),
     ] {
         println!(
-            "github search ({label:>4})       p50 {:.2} ms  p99 {:.2} ms  (n={})  goal {goal}",
-            millis(quantile(samples, 0.5)),
-            millis(quantile(samples, 0.99)),
-            samples.len()
+            "github search ({label:>4})       {}  goal {goal}",
+            p50_p99(samples)
         );
     }
     println!(

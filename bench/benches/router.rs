@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use wayfinder_bench::{description_queries, millis, quantile};
+use wayfinder_bench::{description_queries, p50_p99, quantile};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
 use wayfinder_tests::{repo_path, schema_path, wayfinder_home};
 
@@ -156,10 +156,8 @@ async fn latencies(url: &str, bodies: Vec<Value>, clients: usize) -> Vec<Duratio
 
 fn report(label: &str, samples: &[Duration], wall: Duration) {
     println!(
-        "{label:<34} p50 {:>7.2} ms  p99 {:>7.2} ms  ({} requests, {:.0}/s)",
-        millis(quantile(samples, 0.5)),
-        millis(quantile(samples, 0.99)),
-        samples.len(),
+        "{label:<34} {}  {:.0} requests/s",
+        p50_p99(samples),
         samples.len() as f64 / wall.as_secs_f64()
     );
 }
@@ -252,12 +250,7 @@ async fn ordinary_overhead(binary: &Path) {
         ("plugin enabled", &all_with),
         ("plugin disabled", &all_without),
     ] {
-        println!(
-            "ordinary request, {label:<17} p50 {:>7.3} ms  p99 {:>7.3} ms  ({} requests)",
-            millis(quantile(samples, 0.5)),
-            millis(quantile(samples, 0.99)),
-            samples.len()
-        );
+        println!("ordinary request, {label:<17} {}", p50_p99(samples));
     }
     println!(
         "ordinary request overhead          p50 ratio enabled/disabled: median {median_ratio:.3} over {ROUNDS} rounds (min {:.3}, max {:.3}); p99 ratio {:.3}",

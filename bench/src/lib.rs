@@ -18,6 +18,16 @@ pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }
 
+/// "p50 X ms  p99 Y ms (n=N)" of some latencies.
+pub fn p50_p99(samples: &[Duration]) -> String {
+    format!(
+        "p50 {:>7.3} ms  p99 {:>7.3} ms  (n={})",
+        millis(quantile(samples, 0.5)),
+        millis(quantile(samples, 0.99)),
+        samples.len()
+    )
+}
+
 /// `count` distinct queries of three words drawn (seeded by `seed`) from the schema's
 /// descriptions: texts no cache has seen, so each search embeds its query.
 pub fn description_queries(catalog: &Catalog, count: usize, seed: u64) -> Vec<String> {
