@@ -13,109 +13,53 @@
 //! machine's cores, so latencies include the client's share.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use wayfinder_bench::{description_queries, p50_p99, quantile};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
-use wayfinder_tests::{repo_path, schema_path, wayfinder_home};
+use wayfinder_tests::router::{free_port, RouterProcess};
+use wayfinder_tests::{repo_path, schema_path};
 
 const SPOTIFY: &str = "federated/spotify-showcase/supergraph.graphql";
 const SEARCHES: usize = 400;
 const ROUNDS: usize = 10;
 const ORDINARY_PER_ROUND: usize = 200;
 
-/// A router process on a free loopback port, killed on drop.
-struct RouterProcess {
-    child: Child,
-    url: String,
-    log: PathBuf,
-    _dir: TempDir,
+/// A router with its own temporary folder (configuration, log), removed when done.
+struct BenchRouter {
+    process: RouterProcess,
+    dir: PathBuf,
 }
 
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-impl RouterProcess {
+impl BenchRouter {
     /// Starts `binary` on `supergraph` with `config` (JSON is YAML) plus a listen address.
     async fn start(binary: &Path, name: &str, supergraph: &Path, mut config: Value) -> Self {
         let dir =
             std::env::temp_dir().join(format!("wayfinder-bench-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a temporary folder");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        let port = free_port();
         config["supergraph"]["listen"] = json!(format!("127.0.0.1:{port}"));
         config["health_check"] = json!({ "enabled": false });
         config["homepage"] = json!({ "enabled": false });
         let config_path = dir.join("router.yaml");
         std::fs::write(&config_path, config.to_string()).expect("writes the configuration");
-        let log = dir.join("router.log");
-        let out = std::fs::File::create(&log).expect("a log file");
-        let child = Command::new(binary)
-            .arg("--config")
-            .arg(&config_path)
-            .arg("--supergraph")
-            .arg(supergraph)
-            .env("WAYFINDER_HOME", wayfinder_home())
-            .env("APOLLO_TELEMETRY_DISABLED", "true")
-            .env("APOLLO_ROUTER_LOG", "info")
-            .stdout(Stdio::from(out.try_clone().expect("log handle")))
-            .stderr(Stdio::from(out))
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
-        let mut router = RouterProcess {
-            child,
-            url: format!("http://127.0.0.1:{port}/"),
-            log,
-            _dir: TempDir(dir),
-        };
-        router.wait_for("", Duration::from_secs(120)).await;
-        router
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Waits until the router answers and its log contains `line`.
-    async fn wait_for(&mut self, line: &str, limit: Duration) {
-        let client = reqwest::Client::new();
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("the router exited ({status}):\n{}", self.log());
-            }
-            let up = client
-                .post(&self.url)
-                .json(&json!({ "query": "{ __typename }" }))
-                .send()
-                .await
-                .is_ok_and(|r| r.status().is_success());
-            if up && self.log().contains(line) {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the router is not ready:\n{}",
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        let process = RouterProcess::start(
+            binary,
+            port,
+            &config_path,
+            supergraph,
+            &[],
+            dir.join("router.log"),
+        )
+        .await;
+        BenchRouter { process, dir }
     }
 }
 
-impl Drop for RouterProcess {
+impl Drop for BenchRouter {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -182,15 +126,16 @@ async fn search_latency(binary: &Path) {
         "supergraph": { "introspection": true },
         "plugins": { "wayfinder.search": { "index": { "cache_dir": cache } } },
     });
-    let mut router = RouterProcess::start(binary, "search", &supergraph, config).await;
+    let mut router = BenchRouter::start(binary, "search", &supergraph, config).await;
     // The first start embeds the whole schema (minutes); later ones read the cache.
     router
+        .process
         .wait_for("index ready", Duration::from_secs(1800))
         .await;
 
     // Warm-up: connections, allocator, the model's first runs.
     latencies(
-        &router.url,
+        &router.process.url,
         search_bodies(&description_queries(&catalog, 20, 9)),
         1,
     )
@@ -198,7 +143,7 @@ async fn search_latency(binary: &Path) {
     for (clients, seed) in [(1, 1), (8, 8)] {
         let bodies = search_bodies(&description_queries(&catalog, SEARCHES, seed));
         let started = Instant::now();
-        let samples = latencies(&router.url, bodies, clients).await;
+        let samples = latencies(&router.process.url, bodies, clients).await;
         report(
             &format!("__search, {clients} client(s)"),
             &samples,
@@ -223,20 +168,20 @@ async fn ordinary_overhead(binary: &Path) {
             },
         })
     };
-    let with = RouterProcess::start(binary, "with", &supergraph, config(true)).await;
-    let without = RouterProcess::start(binary, "without", &supergraph, config(false)).await;
+    let with = BenchRouter::start(binary, "with", &supergraph, config(true)).await;
+    let without = BenchRouter::start(binary, "without", &supergraph, config(false)).await;
     let body = json!({
         "query": "query Ordinary($isbn: ID!) { me { id displayName } book(isbn: $isbn) { isbn title } }",
         "variables": { "isbn": "978-0" },
     });
     let round = || vec![body.clone(); ORDINARY_PER_ROUND];
-    latencies(&with.url, round(), 1).await;
-    latencies(&without.url, round(), 1).await;
+    latencies(&with.process.url, round(), 1).await;
+    latencies(&without.process.url, round(), 1).await;
 
     let (mut all_with, mut all_without, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
-        let a = latencies(&with.url, round(), 1).await;
-        let b = latencies(&without.url, round(), 1).await;
+        let a = latencies(&with.process.url, round(), 1).await;
+        let b = latencies(&without.process.url, round(), 1).await;
         ratios.push(quantile(&a, 0.5).as_secs_f64() / quantile(&b, 0.5).as_secs_f64());
         all_with.extend(a);
         all_without.extend(b);

@@ -187,18 +187,10 @@ async fn spans_and_metrics_reach_an_otlp_receiver() {
           scheduled_delay: 500ms"
     );
     let tenants = "tenants:\n  contracts:\n    staff: {}\n    public: { exclude_tags: [internal] }";
-    let router = Router::start(&support::example_supergraph(), tenants, &telemetry).await;
+    let mut router = Router::start(&support::example_supergraph(), tenants, &telemetry).await;
 
     // Indexing at start: one span per rebuilt subgraph, under the `wayfinder.index` root.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !router.log().contains("index ready") {
-        assert!(
-            Instant::now() < deadline,
-            "never indexed:\n{}",
-            router.log()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    router.wait_for_log("index ready").await;
     let (index, shards) = eventually(&router, &received, "the index spans", |spans, _| {
         let index = (*named(spans, "wayfinder.index").first()?).clone();
         let shards: Vec<Span> = named(spans, "wayfinder.index_shard")

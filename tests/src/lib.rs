@@ -1,6 +1,9 @@
 //! Helpers for Wayfinder's cross-crate tests and benchmarks: where the shared evaluation data lives, and
 //! loading its schemas and question sets. The data is read in place from `../shared` beside the
-//! repository (never copied into it); `WAYFINDER_SHARED` points elsewhere.
+//! repository (never copied into it); `WAYFINDER_SHARED` points elsewhere. [`router`] runs the
+//! real `wayfinder-router` for the plugin's tests and the router bench.
+
+pub mod router;
 
 use std::path::{Path, PathBuf};
 

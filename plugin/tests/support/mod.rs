@@ -3,37 +3,22 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-
-/// The repository root.
-pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("plugin/ has a parent")
-        .to_path_buf()
-}
+use wayfinder_tests::router::{free_port, RouterProcess};
+use wayfinder_tests::{repo_path, schema_path};
 
 pub fn example_supergraph() -> PathBuf {
-    repo().join("examples/bookshop/supergraph.graphql")
-}
-
-/// The shared evaluation data beside the repository (or `$WAYFINDER_SHARED`).
-pub fn shared() -> PathBuf {
-    std::env::var_os("WAYFINDER_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("../shared"))
+    repo_path("examples/bookshop/supergraph.graphql")
 }
 
 pub fn spotify_supergraph() -> PathBuf {
-    shared().join("eval/schemas/federated/spotify-showcase/supergraph.graphql")
+    schema_path("federated/spotify-showcase/supergraph.graphql")
 }
 
 /// A running router, killed on drop.
 pub struct Router {
-    child: Child,
+    process: RouterProcess,
     pub url: String,
     pub dir: tempfile::TempDir,
     pub supergraph: PathBuf,
@@ -84,23 +69,18 @@ impl Router {
         );
         let config_path = dir.path().join("router.yaml");
         std::fs::write(&config_path, config).expect("writes router.yaml");
-        let log = std::fs::File::create(dir.path().join("router.log")).expect("a log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_wayfinder-router"))
-            .arg("--config")
-            .arg(&config_path)
-            .arg("--supergraph")
-            .arg(&copy)
-            .arg("--hot-reload")
-            .env("WAYFINDER_HOME", repo().join(".wayfinder"))
-            .env("APOLLO_TELEMETRY_DISABLED", "true")
-            .env("APOLLO_ROUTER_LOG", "info")
-            .stdout(Stdio::from(log.try_clone().expect("log handle")))
-            .stderr(Stdio::from(log))
-            .spawn()
-            .expect("starts wayfinder-router");
-        let mut router = Router {
-            child,
-            url: format!("http://127.0.0.1:{port}/"),
+        let process = RouterProcess::start(
+            Path::new(env!("CARGO_BIN_EXE_wayfinder-router")),
+            port,
+            &config_path,
+            &copy,
+            &["--hot-reload"],
+            dir.path().join("router.log"),
+        )
+        .await;
+        Router {
+            url: process.url.clone(),
+            process,
             dir,
             supergraph: copy,
             // One connection per request: on a reload the router closes idle keep-alive
@@ -111,36 +91,18 @@ impl Router {
                 .pool_max_idle_per_host(0)
                 .build()
                 .expect("an HTTP client"),
-        };
-        router.wait_ready().await;
-        router
+        }
     }
 
     pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("router.log")).unwrap_or_default()
+        self.process.log()
     }
 
-    async fn wait_ready(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("the router exited ({status}):\n{}", self.log());
-            }
-            if let Ok(response) = self
-                .try_post(&json!({ "query": "{ __typename }" }), &[])
-                .await
-            {
-                if response.status == 200 {
-                    return;
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the router did not start:\n{}",
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+    /// Waits up to two minutes until the router's log contains `line`.
+    pub async fn wait_for_log(&mut self, line: &str) {
+        self.process
+            .wait_for(line, std::time::Duration::from_secs(120))
+            .await;
     }
 
     pub async fn try_post(
@@ -198,20 +160,6 @@ async fn read(response: reqwest::Response) -> Result<Response, reqwest::Error> {
     let text = response.text().await?;
     let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
     Ok(Response { status, body })
-}
-
-impl Drop for Router {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
 }
 
 fn indent(text: &str, spaces: usize) -> String {
