@@ -28,6 +28,7 @@ use crate::document::documents;
 use crate::embed::{model_key, EmbedError, Embedder};
 use crate::generation::{Generation, SearchMode, ShardState};
 use crate::indexer::IndexerContext;
+use crate::intent::Intent;
 use crate::lexical::{LexicalError, LexicalIndex};
 use crate::ranking::{demote_deprecated, fuse, named_members, put_named_first, Fusion};
 use crate::status::{IndexReport, Progress, Status};
@@ -451,6 +452,12 @@ impl Engine {
         let depth = (offset + request.first).max(CANDIDATE_DEPTH);
         let query = request.query.trim();
         let mut mode = generation.mode();
+        let intent = Intent::of(query);
+        // An action wants a mutation field, however far its words are from the question's.
+        let intended: &[MemberId] = match generation.catalog.roots().mutation {
+            Some(mutation) if intent.action => &generation.catalog.member(mutation).children,
+            _ => &[],
+        };
         let lexical = {
             let span = tracing::info_span!(
                 "wayfinder.lexical_search",
@@ -471,7 +478,7 @@ impl Engine {
                         candidates = tracing::field::Empty
                     );
                     let _entered = span.enter();
-                    vector = generation.vector_candidates(&q, depth, &visibility)?;
+                    vector = generation.vector_candidates(&q, depth, intended, &visibility)?;
                     span.record("candidates", vector.len());
                 }
                 None => mode = SearchMode::Lexical,
@@ -486,6 +493,7 @@ impl Engine {
             &lexical,
             &vector,
             self.fusion,
+            intent,
         );
         demote_deprecated(catalog, &mut ranked, &visibility);
         put_named_first(&mut ranked, &named_members(catalog, query, &visibility));

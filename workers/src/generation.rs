@@ -100,11 +100,13 @@ impl Generation {
     }
 
     /// The visible members of the `depth` views nearest `query` (at most `depth` members),
-    /// each scored by the mean similarity over all its views, best first.
+    /// and the visible members of `also` however far they are, each scored by the mean
+    /// similarity over all its views, best first.
     pub(crate) fn vector_candidates(
         &self,
         query: &[f32],
         depth: usize,
+        also: &[MemberId],
         visibility: &Visibility,
     ) -> Result<Vec<(MemberId, f32)>, VectorError> {
         let mut scored = Vec::new();
@@ -129,6 +131,18 @@ impl Generation {
         }
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(depth);
+        for &member in also {
+            let shard = self
+                .documents
+                .get(member.index())
+                .and_then(|d| self.shards.get(d.shard.index()));
+            if let Some(ShardState::Ready(shard)) = shard {
+                if visibility.allows(member) && seen.insert(member) {
+                    scored.push((member, self.mean_similarity(shard, member, query)));
+                }
+            }
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         Ok(scored)
     }
 

@@ -4,7 +4,8 @@
 //! documents feed the [`lexical`] index at once and, through the [`coordinator`] actor, the
 //! per-subgraph [`indexer`] actors, which embed what the [`cache`] lacks on the [`pool`] of
 //! [`embed`] workers and build [`vector`] shards; each step publishes a [`generation`];
-//! [`engine`] searches the current one, [`ranking`] fuses and orders, [`cursor`] pages.
+//! [`engine`] searches the current one, reading the query's [`intent`]; [`ranking`] fuses and
+//! orders, [`cursor`] pages.
 
 pub mod cache;
 pub mod config;
@@ -16,6 +17,7 @@ pub mod engine;
 pub mod eval;
 pub mod generation;
 mod indexer;
+pub mod intent;
 pub mod lexical;
 mod pool;
 pub mod ranking;

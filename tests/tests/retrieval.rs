@@ -1,0 +1,184 @@
+//! Retrieval gains pinned with the real embedding model, on a small shop schema written in the
+//! conventions of real APIs (Relay connections, mutation payloads, a subscription), so a later
+//! change to documents or ranking cannot lose them silently. The dev-set figures themselves
+//! come from `wayfinder eval` (see `bench/README.md`).
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use wayfinder_supergraph::{Catalog, CatalogOptions};
+use wayfinder_tests::engine_config;
+use wayfinder_workers::{Engine, SearchRequest};
+
+const SHOP: &str = r#"
+type Query {
+  "A product by its id."
+  product(id: ID!): Product
+  "Products in the catalog, newest first."
+  products(
+    "Only products whose name or description contains these words."
+    search: String
+    "Only products in this stock state."
+    availability: Availability
+    first: Int
+    after: String
+  ): ProductConnection!
+  "A voucher by its code."
+  voucher(code: String!): Voucher
+}
+
+type Mutation {
+  "Creates a new product."
+  productCreate(input: ProductInput!): ProductCreatePayload
+  "Deletes a product."
+  productDelete(id: ID!): ProductDeletePayload
+  "Creates a new voucher."
+  voucherCreate(input: VoucherInput!): VoucherCreatePayload
+  "Changes a product's price."
+  productPriceUpdate(id: ID!, price: Float!): ProductCreatePayload
+}
+
+type Subscription {
+  "Sent when a product is created."
+  productCreated: Product
+  "Sent when a product is deleted."
+  productDeleted: Product
+}
+
+"An item for sale in the catalog."
+type Product {
+  id: ID!
+  "The product's name as shown to shoppers."
+  name: String!
+  "The price in the shop's currency."
+  price: Float!
+  "Whether the product can be bought now."
+  availability: Availability!
+}
+
+"Whether a product can be bought."
+enum Availability {
+  "In stock and ready to ship."
+  IN_STOCK
+  "Sold out: no units left."
+  OUT_OF_STOCK
+}
+
+"A discount that shoppers redeem with a code at checkout, off their whole basket."
+type Voucher {
+  code: String!
+  "Share of the price taken off, in percent."
+  percentOff: Float!
+}
+
+type ProductConnection {
+  edges: [ProductEdge!]!
+  pageInfo: PageInfo!
+}
+type ProductEdge {
+  node: Product!
+  cursor: String!
+}
+type PageInfo {
+  hasNextPage: Boolean!
+  endCursor: String
+}
+
+type ProductCreatePayload {
+  errors: [ShopError!]!
+  product: Product
+}
+type ProductDeletePayload {
+  errors: [ShopError!]!
+  product: Product
+}
+type VoucherCreatePayload {
+  errors: [ShopError!]!
+  voucher: Voucher
+}
+"A problem with the request."
+type ShopError {
+  field: String
+  message: String!
+}
+
+input ProductInput {
+  name: String!
+  price: Float!
+}
+input VoucherInput {
+  code: String!
+  percentOff: Float!
+}
+"#;
+
+/// One engine over the shop, indexed once for every test of this file.
+fn engine() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        let catalog = Catalog::from_sdl(SHOP, "shop.graphql", CatalogOptions::default())
+            .expect("the shop schema is valid");
+        let engine = Engine::start(engine_config(None)).expect("the engine starts");
+        let published = engine.publish(Arc::new(catalog)).expect("published");
+        engine
+            .wait_indexed(published.publication, Duration::from_secs(300))
+            .expect("indexing finishes");
+        engine
+    })
+}
+
+fn top(query: &str, first: usize) -> Vec<String> {
+    engine()
+        .search(&SearchRequest {
+            query,
+            first,
+            ..SearchRequest::default()
+        })
+        .expect("search answers")
+        .hits
+        .into_iter()
+        .map(|hit| hit.coordinate)
+        .collect()
+}
+
+#[test]
+fn an_imperative_finds_the_mutation_that_does_it() {
+    // `Query.products` and `productPriceUpdate(price:)` share more words with these; the
+    // questions ask to act.
+    assert_eq!(
+        top("add a product to the catalog", 1),
+        ["Mutation.productCreate"]
+    );
+    assert_eq!(
+        top("set the price of a product", 1),
+        ["Mutation.productPriceUpdate"]
+    );
+}
+
+#[test]
+fn a_question_that_reads_is_not_pushed_to_mutations() {
+    let hits = top("list the products that are sold out", 3);
+    assert!(hits.iter().all(|c| !c.starts_with("Mutation.")), "{hits:?}");
+    assert!(
+        hits.iter()
+            .any(|c| c == "Availability.OUT_OF_STOCK" || c == "Query.products(availability:)"),
+        "{hits:?}"
+    );
+}
+
+#[test]
+fn an_argument_can_be_the_top_hit() {
+    assert_eq!(
+        top("only products whose description contains some words", 1),
+        ["Query.products(search:)"]
+    );
+}
+
+#[test]
+fn subscriptions_yield_to_the_query_with_the_same_words() {
+    let hits = top("a product that was created", 10);
+    let rank = |c: &str| hits.iter().position(|h| h == c);
+    let (event, product) = (rank("Subscription.productCreated"), rank("Query.product"));
+    assert!(product.is_some(), "{hits:?}");
+    assert!(event.is_none() || event > product, "{hits:?}");
+}
