@@ -240,6 +240,7 @@ impl Coordinator {
             lexical: Arc::clone(&request.lexical),
             shards: active.shards.clone(),
             keys: Arc::clone(&request.keys),
+            mutation_views: Default::default(),
         });
     }
 

@@ -363,6 +363,7 @@ impl Engine {
                 lexical: Arc::clone(&lexical),
                 shards,
                 keys: Arc::clone(&keys),
+                mutation_views: Default::default(),
             });
         }
         let published = Published {
@@ -453,11 +454,6 @@ impl Engine {
         let query = request.query.trim();
         let mut mode = generation.mode();
         let intent = Intent::of(query);
-        // An action wants a mutation field, however far its words are from the question's.
-        let intended: &[MemberId] = match generation.catalog.roots().mutation {
-            Some(mutation) if intent.action => &generation.catalog.member(mutation).children,
-            _ => &[],
-        };
         let lexical = {
             let span = tracing::info_span!(
                 "wayfinder.lexical_search",
@@ -478,7 +474,9 @@ impl Engine {
                         candidates = tracing::field::Empty
                     );
                     let _entered = span.enter();
-                    vector = generation.vector_candidates(&q, depth, intended, &visibility)?;
+                    // An action wants a mutation field, however far its words are from the
+                    // question's.
+                    vector = generation.vector_candidates(&q, depth, intent.action, &visibility)?;
                     span.record("candidates", vector.len());
                 }
                 None => mode = SearchMode::Lexical,

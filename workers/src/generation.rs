@@ -4,7 +4,7 @@
 //! always sees one consistent state and a cursor can name the state it came from.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use wayfinder_supergraph::{Catalog, MemberId};
 
@@ -58,6 +58,67 @@ pub struct Generation {
     pub(crate) shards: Vec<ShardState>,
     /// View key (see `document::View`) to member, for this catalog.
     pub(crate) keys: Arc<HashMap<u64, MemberId>>,
+    /// The mutation fields' views in one block, made on the first action query.
+    pub(crate) mutation_views: OnceLock<ViewBlock>,
+}
+
+/// Some members' view vectors in one contiguous block, so scoring every one of them is a
+/// pass over memory rather than a lookup per view.
+#[derive(Default)]
+pub(crate) struct ViewBlock {
+    /// Each member with the first row and the number of its views in `vectors`.
+    members: Vec<(MemberId, usize, usize)>,
+    vectors: Vec<f32>,
+    dimension: usize,
+}
+
+impl ViewBlock {
+    fn of(generation: &Generation, members: &[MemberId]) -> Self {
+        let mut block = ViewBlock::default();
+        for &member in members {
+            let shard = generation
+                .documents
+                .get(member.index())
+                .and_then(|d| generation.shards.get(d.shard.index()).map(|s| (d, s)));
+            let Some((document, ShardState::Ready(shard))) = shard else {
+                continue;
+            };
+            let first = block.vectors.len();
+            for vector in document.views.iter().filter_map(|v| shard.vector(v.key)) {
+                if block.dimension == 0 {
+                    block.dimension = vector.len();
+                }
+                if vector.len() == block.dimension {
+                    block.vectors.extend_from_slice(vector);
+                }
+            }
+            let rows = (block.vectors.len() - first) / block.dimension.max(1);
+            if rows > 0 {
+                block.members.push((member, first / block.dimension, rows));
+            }
+        }
+        block
+    }
+
+    /// Each visible member's mean similarity to `query`.
+    fn scores<'b>(
+        &'b self,
+        query: &'b [f32],
+        visibility: &'b Visibility,
+    ) -> impl Iterator<Item = (MemberId, f32)> + 'b {
+        self.members
+            .iter()
+            .filter(|(member, _, _)| visibility.allows(*member))
+            .filter(move |_| query.len() == self.dimension)
+            .map(move |&(member, first, rows)| {
+                let sum: f32 = self.vectors
+                    [first * self.dimension..(first + rows) * self.dimension]
+                    .chunks_exact(self.dimension)
+                    .map(|row| dot(row, query))
+                    .sum();
+                (member, sum / rows as f32)
+            })
+    }
 }
 
 impl Generation {
@@ -100,13 +161,13 @@ impl Generation {
     }
 
     /// The visible members of the `depth` views nearest `query` (at most `depth` members),
-    /// and the visible members of `also` however far they are, each scored by the mean
-    /// similarity over all its views, best first.
+    /// and with `mutations` every visible mutation field however far it is, each scored by
+    /// the mean similarity over all its views, best first.
     pub(crate) fn vector_candidates(
         &self,
         query: &[f32],
         depth: usize,
-        also: &[MemberId],
+        mutations: bool,
         visibility: &Visibility,
     ) -> Result<Vec<(MemberId, f32)>, VectorError> {
         let mut scored = Vec::new();
@@ -131,18 +192,17 @@ impl Generation {
         }
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(depth);
-        for &member in also {
-            let shard = self
-                .documents
-                .get(member.index())
-                .and_then(|d| self.shards.get(d.shard.index()));
-            if let Some(ShardState::Ready(shard)) = shard {
-                if visibility.allows(member) && seen.insert(member) {
-                    scored.push((member, self.mean_similarity(shard, member, query)));
-                }
-            }
+        if let Some(mutation) = self.catalog.roots().mutation.filter(|_| mutations) {
+            let block = self
+                .mutation_views
+                .get_or_init(|| ViewBlock::of(self, &self.catalog.member(mutation).children));
+            scored.extend(
+                block
+                    .scores(query, visibility)
+                    .filter(|(m, _)| seen.insert(*m)),
+            );
+            scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         }
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         Ok(scored)
     }
 
