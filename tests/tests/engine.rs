@@ -156,7 +156,7 @@ fn a_contract_never_returns_an_invisible_member() {
     assert!(checked > 2000, "only {checked} results checked");
 }
 
-/// Runs 100 random queries as `filter`'s tenant and checks every result and path step is
+/// Runs 100 random queries (half of them phrased as actions) as `filter`'s tenant and checks every result and path step is
 /// visible; returns how many results were checked.
 fn check_contract(engine: &Engine, schema: &Catalog, filter: &ContractFilter) -> usize {
     let contract = schema.contract(filter);
@@ -180,8 +180,12 @@ fn check_contract(engine: &Engine, schema: &Catalog, filter: &ContractFilter) ->
         (state % n as u64) as usize
     };
     let mut checked = 0;
-    for _ in 0..100 {
-        let query = format!("{} {}", words[next(words.len())], words[next(words.len())]);
+    for i in 0..100 {
+        let mut query = format!("{} {}", words[next(words.len())], words[next(words.len())]);
+        // Every other query is phrased as an action, which also scores every mutation field.
+        if i % 2 == 1 {
+            query = format!("update the {query}");
+        }
         let results = engine
             .search(&SearchRequest {
                 contract: Some(filter),

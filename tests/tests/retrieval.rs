@@ -6,11 +6,13 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use wayfinder_supergraph::{Catalog, CatalogOptions};
+use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
 use wayfinder_tests::engine_config;
 use wayfinder_workers::{Engine, SearchRequest};
 
 const SHOP: &str = r#"
+directive @tag(name: String!) repeatable on FIELD_DEFINITION
+
 type Query {
   "A product by its id."
   product(id: ID!): Product
@@ -35,7 +37,7 @@ type Mutation {
   "Creates a new voucher."
   voucherCreate(input: VoucherInput!): VoucherCreatePayload
   "Changes a product's price."
-  productPriceUpdate(id: ID!, price: Float!): ProductCreatePayload
+  productPriceUpdate(id: ID!, price: Float!): ProductCreatePayload @tag(name: "internal")
 }
 
 type Subscription {
@@ -181,4 +183,28 @@ fn subscriptions_yield_to_the_query_with_the_same_words() {
     let (event, product) = (rank("Subscription.productCreated"), rank("Query.product"));
     assert!(product.is_some(), "{hits:?}");
     assert!(event.is_none() || event > product, "{hits:?}");
+}
+
+#[test]
+fn an_action_never_reaches_a_mutation_outside_the_contract() {
+    let public = ContractFilter {
+        exclude_tags: ["internal".to_string()].into(),
+        ..Default::default()
+    };
+    let hits = engine()
+        .search(&SearchRequest {
+            query: "set the price of a product",
+            first: 20,
+            contract: Some(&public),
+            ..SearchRequest::default()
+        })
+        .expect("search answers");
+    assert!(!hits.hits.is_empty());
+    assert!(
+        hits.hits
+            .iter()
+            .all(|h| !h.coordinate.starts_with("Mutation.productPriceUpdate")),
+        "{:?}",
+        hits.hits.iter().map(|h| &h.coordinate).collect::<Vec<_>>()
+    );
 }
