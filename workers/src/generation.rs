@@ -73,8 +73,12 @@ pub(crate) struct ViewBlock {
 }
 
 impl ViewBlock {
-    fn of(generation: &Generation, members: &[MemberId]) -> Self {
-        let mut block = ViewBlock::default();
+    /// The views of `members` that are ready, as vectors of `dimension` (the model's).
+    fn of(generation: &Generation, members: &[MemberId], dimension: usize) -> Self {
+        let mut block = ViewBlock {
+            dimension,
+            ..ViewBlock::default()
+        };
         for &member in members {
             let shard = generation
                 .documents
@@ -83,18 +87,14 @@ impl ViewBlock {
             let Some((document, ShardState::Ready(shard))) = shard else {
                 continue;
             };
-            let first = block.vectors.len();
-            for vector in document.views.iter().filter_map(|v| shard.vector(v.key)) {
-                if block.dimension == 0 {
-                    block.dimension = vector.len();
-                }
-                if vector.len() == block.dimension {
-                    block.vectors.extend_from_slice(vector);
-                }
+            let first = block.vectors.len() / dimension;
+            let views = document.views.iter().filter_map(|v| shard.vector(v.key));
+            for vector in views.filter(|v| v.len() == dimension) {
+                block.vectors.extend_from_slice(vector);
             }
-            let rows = (block.vectors.len() - first) / block.dimension.max(1);
+            let rows = block.vectors.len() / dimension - first;
             if rows > 0 {
-                block.members.push((member, first / block.dimension, rows));
+                block.members.push((member, first, rows));
             }
         }
         block
@@ -106,14 +106,13 @@ impl ViewBlock {
         query: &'b [f32],
         visibility: &'b Visibility,
     ) -> impl Iterator<Item = (MemberId, f32)> + 'b {
+        let width = self.dimension;
         self.members
             .iter()
             .filter(|(member, _, _)| visibility.allows(*member))
-            .filter(move |_| query.len() == self.dimension)
             .map(move |&(member, first, rows)| {
-                let sum: f32 = self.vectors
-                    [first * self.dimension..(first + rows) * self.dimension]
-                    .chunks_exact(self.dimension)
+                let sum: f32 = self.vectors[first * width..(first + rows) * width]
+                    .chunks_exact(width)
                     .map(|row| dot(row, query))
                     .sum();
                 (member, sum / rows as f32)
@@ -193,9 +192,10 @@ impl Generation {
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(depth);
         if let Some(mutation) = self.catalog.roots().mutation.filter(|_| mutations) {
+            let fields = &self.catalog.member(mutation).children;
             let block = self
                 .mutation_views
-                .get_or_init(|| ViewBlock::of(self, &self.catalog.member(mutation).children));
+                .get_or_init(|| ViewBlock::of(self, fields, query.len()));
             scored.extend(
                 block
                     .scores(query, visibility)

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-use wayfinder_supergraph::{Catalog, MemberId, MemberKind};
+use wayfinder_supergraph::{Catalog, MemberId};
 
 use crate::document::Document;
 use crate::intent::Intent;
@@ -57,12 +57,11 @@ pub fn fuse(
     fusion: Fusion,
     intent: Intent,
 ) -> Vec<(MemberId, f32)> {
+    // The mutation root's children are its fields.
     let mutation = catalog.roots().mutation;
     let intended = |member: MemberId| {
-        let m = catalog.member(member);
-        if intent.action
-            && !(m.kind == MemberKind::Field && m.parent.is_some() && m.parent == mutation)
-        {
+        let parent = catalog.member(member).parent;
+        if intent.action && (mutation.is_none() || parent != mutation) {
             NOT_AN_ACTION
         } else {
             1.0
