@@ -152,7 +152,8 @@ pub struct Index {
     /// Where `scripts/setup` put the ONNX Runtime and the default model, relative to the
     /// router's working directory. Default `$WAYFINDER_HOME`, else `.wayfinder`.
     pub home: PathBuf,
-    /// Folder of the persistent vector cache. Default `<home>/cache`.
+    /// Folder of the persistent vector cache and of the saved vector graphs (the two newest
+    /// per subgraph), so a restart neither embeds nor builds again. Default `<home>/cache`.
     pub cache_dir: Option<PathBuf>,
     /// Keep vectors in memory only (every start embeds the whole schema again).
     pub no_cache: bool,

@@ -65,7 +65,8 @@ impl ModelConfig {
 #[serde(deny_unknown_fields)]
 pub struct EngineConfig {
     pub model: ModelConfig,
-    /// Folder of the persistent vector cache; `None` keeps vectors in memory only.
+    /// Folder of the persistent vector cache and the saved vector graphs; `None` keeps both in
+    /// memory only.
     #[serde(default)]
     pub cache_dir: Option<PathBuf>,
     /// Embedding worker threads, each with its own ONNX session. Capped at the machine's cores.

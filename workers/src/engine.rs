@@ -249,6 +249,7 @@ impl Engine {
         let coordinator_progress = Arc::clone(&progress);
         let model = config.model.clone();
         let batch_size = config.batch_size;
+        let graphs = config.cache_dir.clone();
         let reason = model_error.as_ref().map(ToString::to_string);
         let thread = std::thread::Builder::new()
             .name("wayfinder-engine".into())
@@ -264,6 +265,7 @@ impl Engine {
                             dimension,
                             batch_size,
                             workers,
+                            graphs,
                         }),
                         (None, reason) => {
                             Err(reason.unwrap_or_else(|| "no embedding model".into()))

@@ -8,6 +8,7 @@
 //! Builds are handled one at a time per shard (`AtomicResponse`): a second catalog that
 //! changes the same shard waits for the first build and then finds its vectors cached.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,7 +22,7 @@ use crate::cache::{save_unsaved, Claim, VectorCache};
 use crate::document::{distinct_texts, Document, Text};
 use crate::pool::{EmbedTexts, EmbedWorker};
 use crate::status::Progress;
-use crate::vector::VectorShard;
+use crate::vector::{ShardFile, VectorError, VectorShard};
 
 /// New vectors between two saves of the cache during a long run.
 const CHECKPOINT_EVERY: usize = 4096;
@@ -61,6 +62,8 @@ pub(crate) struct IndexerContext {
     pub dimension: usize,
     pub batch_size: usize,
     pub workers: usize,
+    /// Where built graphs are saved for the next start (the cache folder), if anywhere.
+    pub graphs: Option<PathBuf>,
 }
 
 pub(crate) struct ShardIndexer {
@@ -94,6 +97,7 @@ impl Handler<BuildShard> for ShardIndexer {
                 documents = message.members.len(),
                 embedded = tracing::field::Empty,
                 reused = tracing::field::Empty,
+                graph = tracing::field::Empty,
             )
         });
         AtomicResponse::new(Box::pin(
@@ -159,11 +163,12 @@ async fn build(
         entries
     };
     let reused = texts.len().saturating_sub(embedded);
-    let (dimension, threads) = (context.dimension, context.workers);
+    let dimension = context.dimension;
     let previous = message.previous.clone();
-    let shard = tokio::task::spawn_blocking(move || match previous {
-        Some(previous) => previous.updated(dimension, &entries, threads),
-        None => VectorShard::build(dimension, &entries, threads),
+    let graphs = context.graphs.clone();
+    let (shard, graph) = tokio::task::spawn_blocking(move || {
+        let file = graphs.map(|dir| ShardFile::new(&dir, &name, &entries));
+        shard_for(&name, file, previous.as_deref(), dimension, &entries)
     })
     .await
     .map_err(|e| format!("the shard build thread failed: {e}"))?
@@ -171,11 +176,43 @@ async fn build(
     let span = tracing::Span::current();
     span.record("embedded", embedded);
     span.record("reused", reused);
+    span.record("graph", graph);
     Ok(ShardBuilt {
         shard: Arc::new(shard),
         embedded,
         reused,
     })
+}
+
+/// The shard holding `entries`, and how its graph came to be: loaded from the graph saved
+/// for exactly these entries, or updated from the previous catalog's shard, or built; a graph
+/// not loaded is saved for the next start.
+fn shard_for(
+    name: &str,
+    file: Option<ShardFile>,
+    previous: Option<&VectorShard>,
+    dimension: usize,
+    entries: &[(u64, Arc<[f32]>)],
+) -> Result<(VectorShard, &'static str), VectorError> {
+    if let Some(file) = &file {
+        match VectorShard::load(file, dimension, entries) {
+            Ok(Some(shard)) => return Ok((shard, "loaded")),
+            Ok(None) => {}
+            Err(error) => {
+                tracing::warn!(shard = %name, %error, "a saved graph is unreadable; building it again")
+            }
+        }
+    }
+    let (shard, graph) = match previous {
+        Some(previous) => (previous.updated(dimension, entries)?, "updated"),
+        None => (VectorShard::build(dimension, entries)?, "built"),
+    };
+    if let Some(file) = &file {
+        if let Err(error) = shard.save(file) {
+            tracing::warn!(shard = %name, %error, "the graph is not saved; the next start builds it again");
+        }
+    }
+    Ok((shard, graph))
 }
 
 /// Embeds `texts` on the pool, as many batches in flight as there are workers, and puts
