@@ -364,14 +364,26 @@ fn a_damaged_cache_or_model_leaves_search_working() {
     let engine = Engine::start(engine_config(Some(&dir))).unwrap();
     index(&engine, Arc::clone(&shop));
     drop(engine);
-    let file = std::fs::read_dir(&dir)
+    // Damage the vector cache and every saved graph.
+    let files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let bytes = std::fs::read(&file).unwrap();
-    std::fs::write(&file, &bytes[..bytes.len() / 3]).unwrap();
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    let named = |prefix: &str| {
+        files
+            .iter()
+            .filter(|f| f.file_name().unwrap().to_string_lossy().starts_with(prefix))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let (vectors, graphs) = (named("vectors-"), named("graph-"));
+    assert_eq!(vectors.len(), 1, "{files:?}");
+    assert!(!graphs.is_empty(), "a built graph is saved: {files:?}");
+    for file in vectors.iter().chain(&graphs) {
+        let bytes = std::fs::read(file).unwrap();
+        std::fs::write(file, &bytes[..bytes.len() / 3]).unwrap();
+    }
+    let file = &vectors[0];
 
     let engine = Engine::start(engine_config(Some(&dir))).unwrap();
     let warning = engine.cache_warning().expect("the damage is reported");
@@ -382,6 +394,12 @@ fn a_damaged_cache_or_model_leaves_search_working() {
         text_hashes(&shop).len(),
         "an unreadable cache is rebuilt"
     );
+    assert!(
+        report.failed_shards.is_empty(),
+        "unreadable graphs are built again"
+    );
+    let results = engine.search(&search("book reviews", 5)).unwrap();
+    assert_eq!(results.mode, SearchMode::Hybrid);
     drop(engine);
     assert!(Engine::start(engine_config(Some(&dir)))
         .unwrap()

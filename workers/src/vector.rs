@@ -128,7 +128,7 @@ impl VectorShard {
     }
 
     /// Saves the graph to `file` (written whole, then renamed into place) and removes the
-    /// shard's files for other entries.
+    /// shard's older files.
     pub fn save(&self, file: &ShardFile) -> Result<(), VectorError> {
         let mut buffer = vec![0u8; self.index.serialized_length()];
         self.index
@@ -204,8 +204,9 @@ impl ShardFile {
         }
     }
 
-    /// Removes the shard's graph files but the newest [`GRAPHS_KEPT`]; one that cannot be
-    /// removed is left (it is never loaded for other entries).
+    /// Removes the shard's graph files but this one and the newest others, up to
+    /// [`GRAPHS_KEPT`] in all; one that cannot be removed is left (it is never loaded for other
+    /// entries).
     fn remove_old(&self) {
         let Some(listing) = self
             .path
@@ -214,23 +215,19 @@ impl ShardFile {
         else {
             return;
         };
-        let mut files: Vec<(std::time::SystemTime, PathBuf)> = listing
+        let mut others: Vec<(std::time::SystemTime, PathBuf)> = listing
             .flatten()
             .filter(|entry| {
                 entry.file_name().to_str().is_some_and(|name| {
                     name.starts_with(&self.prefix) && name.ends_with(".usearch")
                 })
             })
+            .filter(|entry| entry.path() != self.path)
             .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
             .collect();
-        files.sort_by(|a, b| {
-            b.0.cmp(&a.0)
-                .then_with(|| (b.1 == self.path).cmp(&(a.1 == self.path)))
-        });
-        for (_, path) in files.into_iter().skip(GRAPHS_KEPT) {
-            if path != self.path {
-                let _ = std::fs::remove_file(&path);
-            }
+        others.sort_by(|a, b| b.0.cmp(&a.0));
+        for (_, path) in others.into_iter().skip(GRAPHS_KEPT - 1) {
+            let _ = std::fs::remove_file(&path);
         }
     }
 }
