@@ -3,7 +3,9 @@
 //! from the cache when the text was seen before; a text another shard is embedding is awaited;
 //! the rest are claimed and go to the embedding pool in batches cut from texts sorted by
 //! length, with as many batches in flight as there are workers. The cache is saved every few
-//! thousand new vectors, so a killed process keeps most of a long cold run.
+//! thousand new vectors, so a killed process keeps most of a long cold run. The shard's graph
+//! is then loaded from the cache folder when one was saved for exactly these vectors, else
+//! updated from the previous catalog's shard or built, and saved.
 //!
 //! Builds are handled one at a time per shard (`AtomicResponse`): a second catalog that
 //! changes the same shard waits for the first build and then finds its vectors cached.
@@ -168,7 +170,13 @@ async fn build(
     let graphs = context.graphs.clone();
     let (shard, graph) = tokio::task::spawn_blocking(move || {
         let file = graphs.map(|dir| ShardFile::new(&dir, &name, &entries));
-        shard_for(&name, file, previous.as_deref(), dimension, &entries)
+        shard_for(
+            &name,
+            file.as_ref(),
+            previous.as_deref(),
+            dimension,
+            &entries,
+        )
     })
     .await
     .map_err(|e| format!("the shard build thread failed: {e}"))?
@@ -189,12 +197,12 @@ async fn build(
 /// not loaded is saved for the next start.
 fn shard_for(
     name: &str,
-    file: Option<ShardFile>,
+    file: Option<&ShardFile>,
     previous: Option<&VectorShard>,
     dimension: usize,
     entries: &[(u64, Arc<[f32]>)],
 ) -> Result<(VectorShard, &'static str), VectorError> {
-    if let Some(file) = &file {
+    if let Some(file) = file {
         match VectorShard::load(file, dimension, entries) {
             Ok(Some(shard)) => return Ok((shard, "loaded")),
             Ok(None) => {}
@@ -207,7 +215,7 @@ fn shard_for(
         Some(previous) => (previous.updated(dimension, entries)?, "updated"),
         None => (VectorShard::build(dimension, entries)?, "built"),
     };
-    if let Some(file) = &file {
+    if let Some(file) = file {
         if let Err(error) = shard.save(file) {
             tracing::warn!(shard = %name, %error, "the graph is not saved; the next start builds it again");
         }
