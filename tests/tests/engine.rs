@@ -333,6 +333,22 @@ fn a_member_the_query_names_is_the_top_hit() {
         top("how is Query.searchBooks(format:) used"),
         Some(("Query.searchBooks(format:)".into(), 1.0))
     );
+    // A type and then one of its members is that member's coordinate written with a space;
+    // a type and several of its members describe the type.
+    assert_eq!(top("the Book title"), Some(("Book.title".into(), 1.0)));
+    let results = engine
+        .search(&search("BookFormat HARDCOVER EBOOK", 5))
+        .unwrap();
+    let first: Vec<&str> = results
+        .hits
+        .iter()
+        .take(3)
+        .map(|h| h.coordinate.as_str())
+        .collect();
+    assert_eq!(
+        first,
+        ["BookFormat", "BookFormat.HARDCOVER", "BookFormat.EBOOK"]
+    );
     // A capital at the start of a query is grammar, not a name: ranked like any other word.
     let results = engine.search(&search("Review", 5)).unwrap();
     assert!(

@@ -117,27 +117,58 @@ pub fn fuse(
 /// identifier wants that member first. Only identifier-shaped words are looked up (an inner
 /// capital, a `.`, `_`, `@` or `(`, or a capital not at the start of the query), so everyday
 /// words never match a type by accident.
+///
+/// A named type followed by the names of its members (`PlaybackState repeatState`, `DiffSide
+/// LEFT RIGHT`) is a coordinate written with spaces: one such member is what the query names
+/// and comes before the type; several are the type's description and come after it.
 pub fn named_members(catalog: &Catalog, query: &str, visibility: &Visibility) -> Vec<MemberId> {
-    let mut named = Vec::new();
-    let words = query
+    let visible = |coordinate: &str| {
+        catalog
+            .get(coordinate)
+            .filter(|m| visibility.allows(m.id))
+            .map(|m| m.id)
+    };
+    let words: Vec<&str> = query
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '"' | '\'' | '`'))
-        .filter(|w| !w.is_empty());
-    for (position, word) in words.enumerate() {
-        let word = word.trim_end_matches(['?', '!', '.', ':']);
+        .filter(|w| !w.is_empty())
+        .map(|w| w.trim_end_matches(['?', '!', '.', ':']))
+        .collect();
+    let mut named = Vec::new();
+    let push = |named: &mut Vec<MemberId>, id: MemberId| {
+        if !named.contains(&id) {
+            named.push(id);
+        }
+    };
+    let mut position = 0;
+    while position < words.len() {
+        let word = words[position];
+        position += 1;
         let mut rest = word.chars().skip(1);
-        let capitalized = position > 0 && word.starts_with(char::is_uppercase);
+        let capitalized = position > 1 && word.starts_with(char::is_uppercase);
         let identifier =
             capitalized || rest.any(char::is_uppercase) || word.contains(['.', '_', '@', '(']);
-        if !identifier {
+        let found = identifier
+            .then(|| visible(word).or_else(|| visible(&format!("@{word}"))))
+            .flatten();
+        let Some(found) = found else {
             continue;
-        }
-        let found = catalog
-            .get(word)
-            .or_else(|| catalog.get(&format!("@{word}")));
-        if let Some(member) = found.filter(|m| visibility.allows(m.id)) {
-            if !named.contains(&member.id) {
-                named.push(member.id);
+        };
+        let mut members = Vec::new();
+        if catalog.member(found).kind.is_type() {
+            while let Some(member) = words
+                .get(position)
+                .and_then(|next| visible(&format!("{word}.{next}")))
+            {
+                members.push(member);
+                position += 1;
             }
+        }
+        if let [member] = members[..] {
+            push(&mut named, member);
+            push(&mut named, found);
+        } else {
+            push(&mut named, found);
+            members.into_iter().for_each(|m| push(&mut named, m));
         }
     }
     named
