@@ -9,9 +9,10 @@
 //!
 //! Vectors are added on one thread, in the order the documents list them: HNSW draws each
 //! node's level from a seeded generator and links it to what is already in the graph, so the
-//! same entries always give the same graph, and the same query the same answer. Adding on two
-//! threads let results move between runs. A built graph is saved beside the vector cache
-//! ([`ShardFile`]), so a restart loads it instead of building it again on one thread.
+//! same entries always build the same graph, and the same query gets the same answer. Adding
+//! on two threads let results move between runs. A graph (built, or updated after a reload) is
+//! saved beside the vector cache ([`ShardFile`]), so a restart loads it, answers as before, and
+//! does not build it again on one thread.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
