@@ -189,7 +189,7 @@ impl Generation {
                 }
             }
         }
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        best_first(&mut scored);
         scored.truncate(depth);
         if let Some(mutation) = self.catalog.roots().mutation.filter(|_| mutations) {
             let fields = &self.catalog.member(mutation).children;
@@ -201,7 +201,7 @@ impl Generation {
                     .scores(query, visibility)
                     .filter(|(m, _)| seen.insert(*m)),
             );
-            scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            best_first(&mut scored);
         }
         Ok(scored)
     }
@@ -223,4 +223,9 @@ impl Generation {
             sum / count as f32
         }
     }
+}
+
+/// Highest score first, ties by member so the order is deterministic.
+fn best_first(scored: &mut [(MemberId, f32)]) {
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
 }

@@ -134,11 +134,6 @@ pub fn named_members(catalog: &Catalog, query: &str, visibility: &Visibility) ->
         .map(|w| w.trim_end_matches(['?', '!', '.', ':']))
         .collect();
     let mut named = Vec::new();
-    let push = |named: &mut Vec<MemberId>, id: MemberId| {
-        if !named.contains(&id) {
-            named.push(id);
-        }
-    };
     let mut position = 0;
     while position < words.len() {
         let word = words[position];
@@ -163,12 +158,15 @@ pub fn named_members(catalog: &Catalog, query: &str, visibility: &Visibility) ->
                 position += 1;
             }
         }
-        if let [member] = members[..] {
-            push(&mut named, member);
-            push(&mut named, found);
-        } else {
-            push(&mut named, found);
-            members.into_iter().for_each(|m| push(&mut named, m));
+        // One member is what the query names; several describe the type.
+        let order = match members[..] {
+            [member] => vec![member, found],
+            _ => [found].into_iter().chain(members).collect(),
+        };
+        for member in order {
+            if !named.contains(&member) {
+                named.push(member);
+            }
         }
     }
     named

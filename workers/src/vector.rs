@@ -89,12 +89,7 @@ impl VectorShard {
         if self.index.dimensions() != dimension || churn > UPDATE_SHARE * entries.len() as f64 {
             return Self::build(dimension, entries);
         }
-        let mut buffer = vec![0u8; self.index.serialized_length()];
-        self.index
-            .save_to_buffer(&mut buffer)
-            .map_err(vector_error)?;
-        let index = Index::new(&options(dimension)).map_err(vector_error)?;
-        index.load_from_buffer(&buffer).map_err(vector_error)?;
+        let index = graph_from(dimension, &self.graph_bytes()?)?;
         for key in removed.iter().chain(changed.iter().map(|(key, _)| key)) {
             if index.contains(*key) {
                 index.remove(*key).map_err(vector_error)?;
@@ -117,10 +112,8 @@ impl VectorShard {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(VectorError(format!("{}: {e}", path.display()))),
         };
-        let index = Index::new(&options(dimension)).map_err(vector_error)?;
-        index
-            .load_from_buffer(&bytes)
-            .map_err(|e| VectorError(format!("{}: {e}", path.display())))?;
+        let index = graph_from(dimension, &bytes)
+            .map_err(|e| VectorError(format!("{}: {}", path.display(), e.0)))?;
         let vectors: HashMap<u64, Arc<[f32]>> = entries.iter().cloned().collect();
         let complete = index.dimensions() == dimension
             && index.size() == vectors.len()
@@ -131,13 +124,18 @@ impl VectorShard {
     /// Saves the graph to `file` (written whole, then renamed into place) and removes the
     /// shard's older files.
     pub fn save(&self, file: &ShardFile) -> Result<(), VectorError> {
-        let mut buffer = vec![0u8; self.index.serialized_length()];
-        self.index
-            .save_to_buffer(&mut buffer)
-            .map_err(vector_error)?;
-        write_atomically(&file.path, &buffer).map_err(vector_error)?;
+        write_atomically(&file.path, &self.graph_bytes()?).map_err(vector_error)?;
         file.remove_old();
         Ok(())
+    }
+
+    /// The graph as bytes, for a copy or a file.
+    fn graph_bytes(&self) -> Result<Vec<u8>, VectorError> {
+        let mut bytes = vec![0u8; self.index.serialized_length()];
+        self.index
+            .save_to_buffer(&mut bytes)
+            .map_err(vector_error)?;
+        Ok(bytes)
     }
 
     pub fn len(&self) -> usize {
@@ -177,6 +175,13 @@ impl VectorShard {
             .map(|(key, distance)| (key, 1.0 - distance))
             .collect())
     }
+}
+
+/// A graph read back from [`VectorShard::graph_bytes`].
+fn graph_from(dimension: usize, bytes: &[u8]) -> Result<Index, VectorError> {
+    let index = Index::new(&options(dimension)).map_err(vector_error)?;
+    index.load_from_buffer(bytes).map_err(vector_error)?;
+    Ok(index)
 }
 
 /// Where a shard's graph is saved: `graph-<shard>-<entries>.usearch` in the cache folder, named
@@ -226,7 +231,7 @@ impl ShardFile {
             .filter(|entry| entry.path() != self.path)
             .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
             .collect();
-        others.sort_by(|a, b| b.0.cmp(&a.0));
+        others.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
         for (_, path) in others.into_iter().skip(GRAPHS_KEPT - 1) {
             let _ = std::fs::remove_file(&path);
         }
