@@ -1,4 +1,6 @@
-//! The persistent vector cache: document vectors on disk, keyed by model and document text.
+//! The persistent vector cache: document vectors on disk, keyed by model and document text,
+//! and for the texts that are a member's document, their content-token vectors
+//! ([`crate::tokens`]).
 //!
 //! A restart or a reload embeds only texts it has never seen. One file per model
 //! (`vectors-<model key>.bin`), written whole to a temporary file in the same folder and renamed
@@ -7,7 +9,8 @@
 //! its path and the engine starts from an empty cache rather than trusting it.
 //!
 //! Layout (little endian): magic, model key u64, dimension u32, count u64, then `count` times
-//! (text hash u128, `dimension` f32), then the xxh3 of everything before it.
+//! (text hash u128, `dimension` f32); token count u64, then that many times (text hash u128,
+//! token vectors as [`TokenVectors`] encodes them); then the xxh3 of everything before it.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
@@ -16,7 +19,11 @@ use std::sync::{Arc, Mutex};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-const MAGIC: &[u8; 8] = b"WFVEC\x00\x00\x01";
+use crate::tokens::TokenVectors;
+
+const MAGIC: &[u8; 8] = b"WFVEC\x00\x00\x02";
+/// Files of the format before token vectors: read as empty, so they are rebuilt.
+const MAGIC_V1: &[u8; 8] = b"WFVEC\x00\x00\x01";
 const HEADER: usize = 8 + 8 + 4 + 8;
 
 #[derive(Debug, thiserror::Error)]
@@ -36,7 +43,8 @@ pub struct VectorCache {
     model_key: u64,
     dimension: usize,
     vectors: HashMap<u128, Arc<[f32]>>,
-    /// Vectors added since the last save.
+    tokens: HashMap<u128, Arc<TokenVectors>>,
+    /// Vectors and token vectors added since the last save.
     unsaved: usize,
     /// Texts a shard indexer is embedding now: another shard that needs one waits for it
     /// rather than embedding it twice.
@@ -62,6 +70,7 @@ impl VectorCache {
             model_key,
             dimension,
             vectors: HashMap::new(),
+            tokens: HashMap::new(),
             unsaved: 0,
             claimed: HashSet::new(),
         }
@@ -90,7 +99,11 @@ impl VectorCache {
                 })
             }
         };
-        cache.vectors =
+        if bytes.starts_with(MAGIC_V1) {
+            tracing::info!(path = %path.display(), "the vector cache predates token vectors; rebuilding it");
+            return Ok(cache);
+        }
+        (cache.vectors, cache.tokens) =
             decode(&bytes, model_key, dimension).map_err(|reason| CacheError::Corrupt {
                 path: path.clone(),
                 reason,
@@ -129,16 +142,37 @@ impl VectorCache {
         self.vectors.get(&text_hash).cloned()
     }
 
-    pub fn insert(&mut self, text_hash: u128, vector: Arc<[f32]>) {
-        if vector.len() == self.dimension && self.vectors.insert(text_hash, vector).is_none() {
-            self.unsaved += 1;
-            self.claimed.remove(&text_hash);
-        }
+    pub fn tokens(&self, text_hash: u128) -> Option<Arc<TokenVectors>> {
+        self.tokens.get(&text_hash).cloned()
     }
 
-    /// Claims the text for the caller to embed, unless it is cached or someone else has.
-    pub fn claim(&mut self, text_hash: u128) -> Claim {
-        if self.vectors.contains_key(&text_hash) {
+    /// Adds a text's vector, and its token vectors when given.
+    pub fn insert(
+        &mut self,
+        text_hash: u128,
+        vector: Arc<[f32]>,
+        tokens: Option<Arc<TokenVectors>>,
+    ) {
+        if vector.len() != self.dimension {
+            return;
+        }
+        if self.vectors.insert(text_hash, vector).is_none() {
+            self.unsaved += 1;
+        }
+        if let Some(tokens) = tokens {
+            if self.tokens.insert(text_hash, tokens).is_none() {
+                self.unsaved += 1;
+            }
+        }
+        self.claimed.remove(&text_hash);
+    }
+
+    /// Claims the text for the caller to embed, unless it is cached (with its token vectors
+    /// when `with_tokens`) or someone else has claimed it.
+    pub fn claim(&mut self, text_hash: u128, with_tokens: bool) -> Claim {
+        let cached = self.vectors.contains_key(&text_hash)
+            && (!with_tokens || self.tokens.contains_key(&text_hash));
+        if cached {
             Claim::Cached
         } else if self.claimed.insert(text_hash) {
             Claim::Claimed
@@ -162,35 +196,41 @@ impl VectorCache {
     pub fn snapshot(&mut self) -> Option<(PathBuf, Vec<u8>)> {
         let path = self.path.clone()?;
         self.unsaved = 0;
-        Some((path, encode(&self.vectors, self.model_key, self.dimension)))
+        Some((path, self.encode()))
     }
-}
 
-fn encode(vectors: &HashMap<u128, Arc<[f32]>>, model_key: u64, dimension: usize) -> Vec<u8> {
-    let mut entries: Vec<_> = vectors.iter().collect();
-    // Sorted, so the same content always gives the same file.
-    entries.sort_unstable_by_key(|(hash, _)| **hash);
-    let mut out = Vec::with_capacity(HEADER + entries.len() * (16 + 4 * dimension) + 8);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&model_key.to_le_bytes());
-    out.extend_from_slice(&(dimension as u32).to_le_bytes());
-    out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    for (hash, vector) in entries {
-        out.extend_from_slice(&hash.to_le_bytes());
-        for value in vector.iter() {
-            out.extend_from_slice(&value.to_le_bytes());
+    fn encode(&self) -> Vec<u8> {
+        // Sorted, so the same content always gives the same file.
+        let mut entries: Vec<_> = self.vectors.iter().collect();
+        entries.sort_unstable_by_key(|(hash, _)| **hash);
+        let mut tokens: Vec<_> = self.tokens.iter().collect();
+        tokens.sort_unstable_by_key(|(hash, _)| **hash);
+        let dimension = self.dimension;
+        let mut out = Vec::with_capacity(HEADER + entries.len() * (16 + 4 * dimension) + 8);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&self.model_key.to_le_bytes());
+        out.extend_from_slice(&(dimension as u32).to_le_bytes());
+        out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        for (hash, vector) in entries {
+            out.extend_from_slice(&hash.to_le_bytes());
+            for value in vector.iter() {
+                out.extend_from_slice(&value.to_le_bytes());
+            }
         }
+        out.extend_from_slice(&(tokens.len() as u64).to_le_bytes());
+        for (hash, vectors) in tokens {
+            out.extend_from_slice(&hash.to_le_bytes());
+            vectors.encode(&mut out);
+        }
+        let checksum = xxh3_64(&out);
+        out.extend_from_slice(&checksum.to_le_bytes());
+        out
     }
-    let checksum = xxh3_64(&out);
-    out.extend_from_slice(&checksum.to_le_bytes());
-    out
 }
 
-fn decode(
-    bytes: &[u8],
-    model_key: u64,
-    dimension: usize,
-) -> Result<HashMap<u128, Arc<[f32]>>, String> {
+type Decoded = (HashMap<u128, Arc<[f32]>>, HashMap<u128, Arc<TokenVectors>>);
+
+fn decode(bytes: &[u8], model_key: u64, dimension: usize) -> Result<Decoded, String> {
     let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
     if bytes.len() < HEADER + 8 || &bytes[..8] != MAGIC {
         return Err("not a Wayfinder vector cache".into());
@@ -210,14 +250,13 @@ fn decode(
     }
     let count = u64_at(20) as usize;
     let entry = 16 + 4 * dimension;
-    if count.checked_mul(entry).map(|n| n + HEADER) != Some(body.len()) {
-        return Err(format!(
-            "{count} entries announced, {} bytes held",
-            body.len()
-        ));
-    }
+    let vectors_end = count
+        .checked_mul(entry)
+        .map(|n| n + HEADER)
+        .filter(|end| end + 8 <= body.len())
+        .ok_or_else(|| format!("{count} vectors announced, {} bytes held", body.len()))?;
     let mut vectors = HashMap::with_capacity(count);
-    for chunk in body[HEADER..].chunks_exact(entry) {
+    for chunk in body[HEADER..vectors_end].chunks_exact(entry) {
         let hash = u128::from_le_bytes(chunk[..16].try_into().unwrap_or([0; 16]));
         let vector: Arc<[f32]> = chunk[16..]
             .chunks_exact(4)
@@ -225,7 +264,23 @@ fn decode(
             .collect();
         vectors.insert(hash, vector);
     }
-    Ok(vectors)
+    let token_count = u64_at(vectors_end) as usize;
+    let mut tokens = HashMap::with_capacity(token_count.min(count));
+    let mut at = vectors_end + 8;
+    for _ in 0..token_count {
+        let hash = body
+            .get(at..at + 16)
+            .and_then(|b| b.try_into().ok())
+            .map(u128::from_le_bytes)
+            .ok_or("token vectors cut short")?;
+        let (text_tokens, used) = TokenVectors::decode(&body[at + 16..], dimension)?;
+        tokens.insert(hash, Arc::new(text_tokens));
+        at += 16 + used;
+    }
+    if at != body.len() {
+        return Err(format!("{} bytes after the token vectors", body.len() - at));
+    }
+    Ok((vectors, tokens))
 }
 
 /// Saves `cache` when it holds at least `at_least` unsaved vectors (at least one): encoded
@@ -279,14 +334,27 @@ mod tests {
     fn a_saved_cache_reads_back_and_damage_is_reported() {
         let dir = temp_dir("roundtrip");
         let mut cache = VectorCache::open(&dir, 7, 3).unwrap();
-        cache.insert(1, Arc::from(vec![0.5, 0.25, 1.0]));
-        cache.insert(2, Arc::from(vec![1.0, 0.0, 0.0]));
+        let tokens = Arc::new(TokenVectors::new(vec![5], [[0.0, 1.0, 0.0].as_slice()]));
+        cache.insert(
+            1,
+            Arc::from(vec![0.5, 0.25, 1.0]),
+            Some(Arc::clone(&tokens)),
+        );
+        cache.insert(2, Arc::from(vec![1.0, 0.0, 0.0]), None);
+        assert_eq!(cache.claim(2, false), Claim::Cached);
+        assert_eq!(
+            cache.claim(2, true),
+            Claim::Claimed,
+            "cached without its tokens"
+        );
         let (path, bytes) = cache.snapshot().unwrap();
         write_atomically(&path, &bytes).unwrap();
 
         let reopened = VectorCache::open(&dir, 7, 3).unwrap();
         assert_eq!(reopened.len(), 2);
         assert_eq!(&*reopened.get(1).unwrap(), &[0.5, 0.25, 1.0]);
+        assert_eq!(reopened.tokens(1), Some(tokens));
+        assert_eq!(reopened.tokens(2), None);
         assert!(
             VectorCache::open(&dir, 8, 3).unwrap().is_empty(),
             "another model, another file"
@@ -300,6 +368,11 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
         let (cache, error) = VectorCache::open_or_empty(&dir, 7, 3);
         assert!(cache.is_empty() && error.is_some());
+        std::fs::write(&path, MAGIC_V1).unwrap();
+        assert!(
+            VectorCache::open(&dir, 7, 3).unwrap().is_empty(),
+            "a cache of the format before token vectors is rebuilt, not an error"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -241,6 +241,7 @@ impl Coordinator {
             shards: active.shards.clone(),
             keys: Arc::clone(&request.keys),
             mutation_views: Default::default(),
+            token_frequencies: Default::default(),
         });
     }
 

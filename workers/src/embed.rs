@@ -3,7 +3,8 @@
 //! One [`Embedder`] owns one ONNX Runtime session (sessions run with `&mut self`), so each
 //! worker thread of the pool and the query path hold their own. Texts are tokenized one by one,
 //! padded to the longest in the batch (callers sort by length so padding stays small), run, and
-//! pooled over the attention mask, then L2-normalised so a dot product is a cosine.
+//! pooled over the attention mask, then L2-normalised so a dot product is a cosine. The same
+//! pass keeps the contextual vectors of the text's content tokens ([`crate::tokens`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -14,6 +15,8 @@ use tokenizers::{Tokenizer, TruncationParams};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::config::{ModelConfig, Pooling};
+use crate::lexical::stop_words;
+use crate::tokens::TokenVectors;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EmbedError {
@@ -96,6 +99,15 @@ pub struct Embedder {
     dimension: usize,
     takes_token_types: bool,
     onnx: PathBuf,
+    /// By token id: whether the token starts a content word (a word-piece that begins a word
+    /// with a letter or digit and is not a stop word of the lexical index).
+    content: Vec<bool>,
+}
+
+/// A text's sentence vector and its content tokens.
+pub struct Embedding {
+    pub vector: Vec<f32>,
+    pub tokens: TokenVectors,
 }
 
 impl Embedder {
@@ -142,6 +154,14 @@ impl Embedder {
             }))
             .map_err(|e| tokenizer_error(e.to_string()))?;
 
+        let mut is_stop_word = stop_words();
+        let mut content = vec![false; tokenizer.get_vocab_size(true)];
+        for (token, id) in tokenizer.get_vocab(true) {
+            if let Some(slot) = content.get_mut(id as usize) {
+                *slot = token.starts_with(char::is_alphanumeric) && !is_stop_word(&token);
+            }
+        }
+
         let mut embedder = Embedder {
             session,
             tokenizer,
@@ -149,6 +169,7 @@ impl Embedder {
             dimension: config.dimension,
             takes_token_types,
             onnx: config.onnx.clone(),
+            content,
         };
         // One call proves the model runs and has the configured width before any document
         // depends on it.
@@ -162,6 +183,12 @@ impl Embedder {
 
     /// Unit vectors for `texts`, in order.
     pub fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let embeddings = self.embed_with_tokens(texts)?;
+        Ok(embeddings.into_iter().map(|e| e.vector).collect())
+    }
+
+    /// Unit vectors and content tokens for `texts`, in order.
+    pub fn embed_with_tokens(&mut self, texts: &[&str]) -> Result<Vec<Embedding>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
@@ -214,11 +241,21 @@ impl Embedder {
         }
         let seq = dims[1] as usize;
         let dim = self.dimension;
-        let mut vectors = Vec::with_capacity(batch);
-        for row in 0..batch {
+        let mut embeddings = Vec::with_capacity(batch);
+        for (row, encoding) in encodings.iter().enumerate() {
+            let hidden_row = |token: usize| &hidden[(row * seq + token) * dim..][..dim];
+            let (ids, positions): (Vec<u32>, Vec<usize>) = encoding
+                .get_ids()
+                .iter()
+                .enumerate()
+                .take(seq)
+                .filter(|(_, id)| self.content.get(**id as usize) == Some(&true))
+                .map(|(position, id)| (*id, position))
+                .unzip();
+            let tokens = TokenVectors::new(ids, positions.into_iter().map(hidden_row));
             let mut vector = vec![0f32; dim];
             match self.pooling {
-                Pooling::Cls => vector.copy_from_slice(&hidden[row * seq * dim..][..dim]),
+                Pooling::Cls => vector.copy_from_slice(hidden_row(0)),
                 Pooling::Mean => {
                     let mut kept = 0f32;
                     for token in 0..seq.min(width) {
@@ -226,8 +263,7 @@ impl Embedder {
                             continue;
                         }
                         kept += 1.0;
-                        let start = (row * seq + token) * dim;
-                        for (v, h) in vector.iter_mut().zip(&hidden[start..start + dim]) {
+                        for (v, h) in vector.iter_mut().zip(hidden_row(token)) {
                             *v += h;
                         }
                     }
@@ -235,9 +271,9 @@ impl Embedder {
                 }
             }
             normalize(&mut vector);
-            vectors.push(vector);
+            embeddings.push(Embedding { vector, tokens });
         }
-        Ok(vectors)
+        Ok(embeddings)
     }
 }
 

@@ -25,13 +25,16 @@ use crate::config::EngineConfig;
 use crate::coordinator::{Coordinator, Reindex};
 use crate::cursor::{CursorCodec, CursorError};
 use crate::document::documents;
-use crate::embed::{model_key, EmbedError, Embedder};
+use crate::embed::{model_key, EmbedError, Embedder, Embedding};
 use crate::generation::{Generation, SearchMode, ShardState};
 use crate::indexer::IndexerContext;
 use crate::intent::Intent;
 use crate::lexical::{LexicalError, LexicalIndex};
-use crate::ranking::{demote_deprecated, fuse, named_members, put_named_first, Fusion};
+use crate::ranking::{
+    add_token_evidence, demote_deprecated, fuse, named_members, put_named_first, Fusion,
+};
 use crate::status::{IndexReport, Progress, Status};
+use crate::tokens::QueryTokens;
 use crate::vector::VectorError;
 use crate::visibility::Visibility;
 
@@ -181,7 +184,7 @@ impl Shared {
 
 struct QueryEncoder {
     embedder: Mutex<Embedder>,
-    vectors: Mutex<LruCache<String, Arc<[f32]>>>,
+    embeddings: Mutex<LruCache<String, Arc<Embedding>>>,
 }
 
 pub struct Engine {
@@ -229,7 +232,7 @@ impl Engine {
                     NonZeroUsize::new(config.query_cache.max(1)).unwrap_or(NonZeroUsize::MIN);
                 let query = QueryEncoder {
                     embedder: Mutex::new(embedder),
-                    vectors: Mutex::new(LruCache::new(capacity)),
+                    embeddings: Mutex::new(LruCache::new(capacity)),
                 };
                 (
                     Some(query),
@@ -366,6 +369,7 @@ impl Engine {
                 shards,
                 keys: Arc::clone(&keys),
                 mutation_views: Default::default(),
+                token_frequencies: Default::default(),
             });
         }
         let published = Published {
@@ -467,8 +471,9 @@ impl Engine {
             lexical
         };
         let mut vector = Vec::new();
+        let mut embedded = None;
         if generation.has_vectors() && !query.is_empty() {
-            match self.query_vector(query) {
+            match self.query_embedding(query) {
                 Some(q) => {
                     let span = tracing::info_span!(
                         "wayfinder.vector_search",
@@ -478,13 +483,23 @@ impl Engine {
                     let _entered = span.enter();
                     // An action wants a mutation field, however far its words are from the
                     // question's.
-                    vector = generation.vector_candidates(&q, depth, intent.action, &visibility)?;
+                    vector = generation.vector_candidates(
+                        &q.vector,
+                        depth,
+                        intent.action,
+                        &visibility,
+                    )?;
                     span.record("candidates", vector.len());
+                    embedded = Some(q);
                 }
                 None => mode = SearchMode::Lexical,
             }
         }
-        let merge = tracing::info_span!("wayfinder.merge", results = tracing::field::Empty);
+        let merge = tracing::info_span!(
+            "wayfinder.merge",
+            results = tracing::field::Empty,
+            token_matched = false
+        );
         let merging = merge.enter();
         let catalog = &generation.catalog;
         let mut ranked = fuse(
@@ -495,6 +510,17 @@ impl Engine {
             self.fusion,
             intent,
         );
+        let query_tokens = embedded
+            .as_ref()
+            .and_then(|q| QueryTokens::new(&q.tokens, generation.token_frequencies()));
+        if let Some(query_tokens) = query_tokens {
+            add_token_evidence(catalog, generation.documents(), &mut ranked, intent, |m| {
+                generation
+                    .member_tokens(m)
+                    .map(|tokens| query_tokens.match_score(tokens))
+            });
+            merge.record("token_matched", true);
+        }
         demote_deprecated(catalog, &mut ranked, &visibility);
         put_named_first(&mut ranked, &named_members(catalog, query, &visibility));
 
@@ -524,23 +550,23 @@ impl Engine {
         })
     }
 
-    /// The query's vector, from the LRU cache or the model; `None` if the model fails (the
-    /// search then goes on lexically).
-    fn query_vector(&self, query: &str) -> Option<Arc<[f32]>> {
+    /// The query's vector and content tokens, from the LRU cache or the model; `None` if the
+    /// model fails (the search then goes on lexically).
+    fn query_embedding(&self, query: &str) -> Option<Arc<Embedding>> {
         let encoder = self.query.as_ref()?;
         let span = tracing::info_span!("wayfinder.embed", cached = tracing::field::Empty);
         let _entered = span.enter();
-        if let Some(vector) = lock(&encoder.vectors).get(query) {
+        if let Some(embedding) = lock(&encoder.embeddings).get(query) {
             span.record("cached", true);
-            return Some(Arc::clone(vector));
+            return Some(Arc::clone(embedding));
         }
         span.record("cached", false);
-        let embedded = lock(&encoder.embedder).embed(&[query]);
+        let embedded = lock(&encoder.embedder).embed_with_tokens(&[query]);
         match embedded {
-            Ok(mut vectors) => {
-                let vector: Arc<[f32]> = Arc::from(vectors.pop()?);
-                lock(&encoder.vectors).put(query.to_string(), Arc::clone(&vector));
-                Some(vector)
+            Ok(mut embeddings) => {
+                let embedding = Arc::new(embeddings.pop()?);
+                lock(&encoder.embeddings).put(query.to_string(), Arc::clone(&embedding));
+                Some(embedding)
             }
             Err(error) => {
                 tracing::warn!(%error, "cannot embed the query; answering lexically");

@@ -11,6 +11,7 @@ use wayfinder_supergraph::{Catalog, MemberId};
 use crate::document::Document;
 use crate::embed::dot;
 use crate::lexical::{LexicalError, LexicalIndex};
+use crate::tokens::{TokenFrequencies, TokenVectors};
 use crate::vector::{VectorError, VectorShard};
 use crate::visibility::Visibility;
 
@@ -60,6 +61,9 @@ pub struct Generation {
     pub(crate) keys: Arc<HashMap<u64, MemberId>>,
     /// The mutation fields' views in one block, made on the first action query.
     pub(crate) mutation_views: OnceLock<ViewBlock>,
+    /// How many members' document texts hold each token, over the ready shards; made on the
+    /// first search that matches tokens.
+    pub(crate) token_frequencies: OnceLock<TokenFrequencies>,
 }
 
 /// Some members' view vectors in one contiguous block, so scoring every one of them is a
@@ -204,6 +208,28 @@ impl Generation {
             best_first(&mut scored);
         }
         Ok(scored)
+    }
+
+    pub(crate) fn token_frequencies(&self) -> &TokenFrequencies {
+        self.token_frequencies.get_or_init(|| {
+            TokenFrequencies::of(self.ready_shards().flat_map(|shard| shard.all_tokens()))
+        })
+    }
+
+    /// The content-token vectors of `member`'s document text, when its shard has them.
+    pub(crate) fn member_tokens(&self, member: MemberId) -> Option<&TokenVectors> {
+        let document = self.documents.get(member.index())?;
+        match self.shards.get(document.shard.index())? {
+            ShardState::Ready(shard) => shard.tokens(document.views.first()?.key),
+            _ => None,
+        }
+    }
+
+    fn ready_shards(&self) -> impl Iterator<Item = &VectorShard> {
+        self.shards.iter().filter_map(|shard| match shard {
+            ShardState::Ready(shard) => Some(&**shard),
+            _ => None,
+        })
     }
 
     fn mean_similarity(&self, shard: &VectorShard, member: MemberId, query: &[f32]) -> f32 {

@@ -2,7 +2,8 @@
 //! vector shard. A view's vector is the normalised sum of its texts' vectors. Vectors come
 //! from the cache when the text was seen before; a text another shard is embedding is awaited;
 //! the rest are claimed and go to the embedding pool in batches cut from texts sorted by
-//! length, with as many batches in flight as there are workers. The cache is saved every few
+//! length, with as many batches in flight as there are workers. A member's document text also
+//! keeps its content-token vectors, which the shard holds beside its graph. The cache is saved every few
 //! thousand new vectors, so a killed process keeps most of a long cold run. The shard's graph
 //! is then loaded from the cache folder when one was saved for exactly these vectors, else
 //! updated from the previous catalog's shard or built, and saved.
@@ -10,6 +11,7 @@
 //! Builds are handled one at a time per shard (`AtomicResponse`): a second catalog that
 //! changes the same shard waits for the first build and then finds its vectors cached.
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -117,6 +119,12 @@ async fn build(
     message: BuildShard,
 ) -> Result<ShardBuilt, String> {
     let texts = distinct_texts(&message.documents, &message.members);
+    let documents = &message.documents;
+    let with_tokens: HashSet<u128> = message
+        .members
+        .iter()
+        .map(|&i| documents[i].views[0].parts[0].hash)
+        .collect();
     // Texts another shard is embedding right now (a type's summary that both shards blend
     // in) are awaited, not embedded twice; one whose claimer failed is claimed again.
     let mut waiting = texts.clone();
@@ -125,14 +133,16 @@ async fn build(
         let mut mine = Vec::new();
         {
             let mut cache = lock(&context.cache)?;
-            waiting.retain(|text| match cache.claim(text.hash) {
-                Claim::Cached => false,
-                Claim::Pending => true,
-                Claim::Claimed => {
-                    mine.push(*text);
-                    false
-                }
-            });
+            waiting.retain(
+                |text| match cache.claim(text.hash, with_tokens.contains(&text.hash)) {
+                    Claim::Cached => false,
+                    Claim::Pending => true,
+                    Claim::Claimed => {
+                        mine.push(*text);
+                        false
+                    }
+                },
+            );
         }
         if !mine.is_empty() {
             // Padding costs more than batch size saves.
@@ -141,7 +151,7 @@ async fn build(
                 cache: &context.cache,
                 texts: &mine,
             };
-            embed(&name, &context, &mine).await?;
+            embed(&name, &context, &mine, &with_tokens).await?;
             drop(claims);
             embedded += mine.len();
         } else if waiting.is_empty() {
@@ -151,18 +161,23 @@ async fn build(
         }
     }
 
-    let entries = {
+    let (entries, tokens) = {
         let cache = lock(&context.cache)?;
         let mut entries: Vec<(u64, Arc<[f32]>)> = Vec::new();
+        let mut tokens = HashMap::new();
         for &i in &message.members {
-            for view in &message.documents[i].views {
+            for view in &documents[i].views {
                 let vector = view
                     .blend(|hash| cache.get(hash))
                     .ok_or_else(|| format!("no vector for a view of {:?}", view.parts[0].text))?;
                 entries.push((view.key, vector));
             }
+            let text = &documents[i].views[0];
+            if let Some(text_tokens) = cache.tokens(text.parts[0].hash) {
+                tokens.insert(text.key, text_tokens);
+            }
         }
-        entries
+        (entries, tokens)
     };
     let reused = texts.len().saturating_sub(embedded);
     let dimension = context.dimension;
@@ -186,7 +201,7 @@ async fn build(
     span.record("reused", reused);
     span.record("graph", graph);
     Ok(ShardBuilt {
-        shard: Arc::new(shard),
+        shard: Arc::new(shard.with_tokens(tokens)),
         embedded,
         reused,
     })
@@ -224,8 +239,13 @@ fn shard_for(
 }
 
 /// Embeds `texts` on the pool, as many batches in flight as there are workers, and puts
-/// their vectors in the cache.
-async fn embed(name: &str, context: &IndexerContext, texts: &[&Text]) -> Result<(), String> {
+/// their vectors in the cache, with the token vectors of those in `with_tokens`.
+async fn embed(
+    name: &str,
+    context: &IndexerContext,
+    texts: &[&Text],
+    with_tokens: &HashSet<u128>,
+) -> Result<(), String> {
     context
         .progress
         .to_embed
@@ -239,13 +259,16 @@ async fn embed(name: &str, context: &IndexerContext, texts: &[&Text]) -> Result<
         .buffered(context.workers.max(1));
     let mut last_log = Instant::now();
     while let Some((batch, reply)) = replies.next().await {
-        let vectors = reply
+        let embeddings = reply
             .map_err(|e| format!("the embedding pool is gone: {e}"))?
             .map_err(|e| e.to_string())?;
         {
             let mut cache = lock(&context.cache)?;
-            for (text, vector) in batch.iter().zip(vectors) {
-                cache.insert(text.hash, Arc::from(vector));
+            for (text, embedding) in batch.iter().zip(embeddings) {
+                let tokens = with_tokens
+                    .contains(&text.hash)
+                    .then(|| Arc::new(embedding.tokens));
+                cache.insert(text.hash, Arc::from(embedding.vector), tokens);
             }
         }
         context

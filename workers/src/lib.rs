@@ -22,6 +22,7 @@ pub mod lexical;
 mod pool;
 pub mod ranking;
 pub mod status;
+pub mod tokens;
 pub mod vector;
 pub mod visibility;
 

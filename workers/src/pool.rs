@@ -9,13 +9,13 @@
 use actix::{Actor, ActorContext as _, Addr, Handler, Message, SyncArbiter, SyncContext};
 
 use crate::config::ModelConfig;
-use crate::embed::{EmbedError, Embedder};
+use crate::embed::{EmbedError, Embedder, Embedding};
 
-/// Texts to embed, shortest first ideally; answered with one unit vector per text, in order.
+/// Texts to embed, shortest first ideally; answered with one embedding per text, in order.
 pub struct EmbedTexts(pub Vec<String>);
 
 impl Message for EmbedTexts {
-    type Result = Result<Vec<Vec<f32>>, EmbedError>;
+    type Result = Result<Vec<Embedding>, EmbedError>;
 }
 
 pub struct EmbedWorker {
@@ -27,7 +27,7 @@ impl Actor for EmbedWorker {
 }
 
 impl Handler<EmbedTexts> for EmbedWorker {
-    type Result = Result<Vec<Vec<f32>>, EmbedError>;
+    type Result = Result<Vec<Embedding>, EmbedError>;
 
     fn handle(&mut self, message: EmbedTexts, ctx: &mut SyncContext<Self>) -> Self::Result {
         let embedder = match &mut self.embedder {
@@ -35,7 +35,7 @@ impl Handler<EmbedTexts> for EmbedWorker {
             Err(error) => return Err(error.clone()),
         };
         let texts: Vec<&str> = message.0.iter().map(String::as_str).collect();
-        let result = embedder.embed(&texts);
+        let result = embedder.embed_with_tokens(&texts);
         if let Err(error) = &result {
             tracing::warn!(%error, "embedding worker failed; restarting it with a new session");
             ctx.stop();

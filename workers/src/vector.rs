@@ -22,6 +22,7 @@ use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::cache::write_atomically;
+use crate::tokens::TokenVectors;
 
 #[derive(Debug, thiserror::Error)]
 #[error("vector index: {0}")]
@@ -34,6 +35,8 @@ fn vector_error(e: impl std::fmt::Display) -> VectorError {
 pub struct VectorShard {
     index: Index,
     vectors: HashMap<u64, Arc<[f32]>>,
+    /// Content-token vectors of the members' document texts, by the text view's key.
+    tokens: HashMap<u64, Arc<TokenVectors>>,
 }
 
 /// Largest share of a shard's vectors that may change for it to be updated in place of rebuilt:
@@ -63,6 +66,7 @@ impl VectorShard {
         Ok(VectorShard {
             index,
             vectors: entries.iter().cloned().collect(),
+            tokens: HashMap::new(),
         })
     }
 
@@ -96,7 +100,11 @@ impl VectorShard {
             }
         }
         add_all(&index, dimension, &changed)?;
-        Ok(VectorShard { index, vectors })
+        Ok(VectorShard {
+            index,
+            vectors,
+            tokens: HashMap::new(),
+        })
     }
 
     /// The shard saved in `file` when it holds exactly `entries` (a file from another
@@ -118,7 +126,26 @@ impl VectorShard {
         let complete = index.dimensions() == dimension
             && index.size() == vectors.len()
             && vectors.keys().all(|key| index.contains(*key));
-        Ok(complete.then_some(VectorShard { index, vectors }))
+        Ok(complete.then_some(VectorShard {
+            index,
+            vectors,
+            tokens: HashMap::new(),
+        }))
+    }
+
+    /// The shard with these content-token vectors, by text-view key.
+    pub fn with_tokens(self, tokens: HashMap<u64, Arc<TokenVectors>>) -> Self {
+        VectorShard { tokens, ..self }
+    }
+
+    /// The content-token vectors of the document text under `key`.
+    pub fn tokens(&self, key: u64) -> Option<&TokenVectors> {
+        self.tokens.get(&key).map(|t| &**t)
+    }
+
+    /// Every member's content-token vectors.
+    pub fn all_tokens(&self) -> impl Iterator<Item = &TokenVectors> {
+        self.tokens.values().map(|t| &**t)
     }
 
     /// Saves the graph to `file` (written whole, then renamed into place) and removes the
