@@ -284,7 +284,21 @@ pub(crate) fn normalize(vector: &mut [f32]) {
     }
 }
 
-/// Dot product; the cosine of two unit vectors.
+/// Dot product; the cosine of two unit vectors. Summed in eight lanes: a single running sum
+/// must add in order, which keeps the compiler from using SIMD.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = a8
+        .remainder()
+        .iter()
+        .zip(b8.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    let mut lanes = [0f32; 8];
+    for (x, y) in a8.zip(b8) {
+        for lane in 0..8 {
+            lanes[lane] += x[lane] * y[lane];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
 }

@@ -13,6 +13,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::embed::dot;
+
 /// Content-token vectors of one text: token ids and unit vectors, each row quantised to `i8`
 /// with its own scale.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +70,14 @@ impl TokenVectors {
             .iter()
             .copied()
             .zip(self.values.chunks_exact(width))
+    }
+
+    fn dequantised(&self) -> Vec<f32> {
+        let mut out = Vec::with_capacity(self.values.len());
+        for (scale, row) in self.rows() {
+            out.extend(row.iter().map(|v| f32::from(*v) * scale));
+        }
+        out
     }
 
     /// Appends the cache encoding: count u32, then ids, scales and values.
@@ -141,6 +151,8 @@ impl TokenFrequencies {
 /// A query's content tokens with their rarity weights, ready to match members against.
 pub struct QueryTokens<'q> {
     tokens: &'q TokenVectors,
+    /// The tokens' vectors, dequantised.
+    rows: Vec<f32>,
     weights: Vec<f32>,
 }
 
@@ -152,7 +164,11 @@ impl<'q> QueryTokens<'q> {
             .iter()
             .map(|id| frequencies.weight(*id))
             .collect();
-        (weights.iter().sum::<f32>() > 0.0).then_some(QueryTokens { tokens, weights })
+        (weights.iter().sum::<f32>() > 0.0).then(|| QueryTokens {
+            tokens,
+            rows: tokens.dequantised(),
+            weights,
+        })
     }
 
     /// In [0, 1] for positive similarities: the mean of the rarity-weighted best match of each
@@ -160,20 +176,19 @@ impl<'q> QueryTokens<'q> {
     /// among the query's. Both directions, so a long text is not favoured for holding more
     /// words to match.
     pub fn match_score(&self, member: &TokenVectors) -> f32 {
-        if member.is_empty() || member.dimension() != self.tokens.dimension() {
+        let width = self.tokens.dimension();
+        if member.is_empty() || member.dimension() != width {
             return 0.0;
         }
+        // Dequantised once per member: an f32 dot product vectorises far better than a
+        // widening i8 one on a baseline x86-64 target.
+        let member_rows = member.dequantised();
         let mut member_best = vec![f32::MIN; member.len()];
         let mut weighted = 0.0;
-        for ((query_scale, query_row), weight) in self.tokens.rows().zip(&self.weights) {
+        for (query_row, weight) in self.rows.chunks_exact(width).zip(&self.weights) {
             let mut best = f32::MIN;
-            for ((member_scale, member_row), member_best) in member.rows().zip(&mut member_best) {
-                let dot: i32 = query_row
-                    .iter()
-                    .zip(member_row)
-                    .map(|(a, b)| i32::from(*a) * i32::from(*b))
-                    .sum();
-                let similarity = dot as f32 * query_scale * member_scale;
+            for (member_row, member_best) in member_rows.chunks_exact(width).zip(&mut member_best) {
+                let similarity = dot(query_row, member_row);
                 best = best.max(similarity);
                 *member_best = member_best.max(similarity);
             }
