@@ -8,7 +8,7 @@ pub mod router;
 use std::path::{Path, PathBuf};
 
 use wayfinder_supergraph::{Catalog, CatalogOptions};
-use wayfinder_workers::EngineConfig;
+use wayfinder_workers::{Engine, EngineConfig};
 
 /// The shared folder: `$WAYFINDER_SHARED`, or `../shared` beside the repository.
 pub fn shared_dir() -> PathBuf {
@@ -119,6 +119,20 @@ pub fn engine_config(cache_dir: Option<&Path>) -> EngineConfig {
     let mut config = EngineConfig::default_in(&wayfinder_home());
     config.cache_dir = cache_dir.map(Path::to_path_buf);
     config
+}
+
+/// An engine without a cache over the schema `sdl`, indexed (vectors ready) before it returns.
+pub fn indexed_engine(sdl: &str, file_name: &str) -> Engine {
+    let catalog = Catalog::from_sdl(sdl, file_name, CatalogOptions::default())
+        .unwrap_or_else(|e| panic!("{file_name} is a valid schema: {e}"));
+    let engine = Engine::start(engine_config(None)).expect("the engine starts");
+    let published = engine
+        .publish(std::sync::Arc::new(catalog))
+        .expect("published");
+    engine
+        .wait_indexed(published.publication, std::time::Duration::from_secs(300))
+        .expect("indexing finishes");
+    engine
 }
 
 /// A fresh, empty folder under the system's temporary folder, unique to this process.

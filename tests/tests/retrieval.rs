@@ -3,11 +3,10 @@
 //! change to documents or ranking cannot lose them silently. The dev-set figures themselves
 //! come from `wayfinder eval` (see `bench/README.md`).
 
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::sync::OnceLock;
 
-use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
-use wayfinder_tests::engine_config;
+use wayfinder_supergraph::ContractFilter;
+use wayfinder_tests::indexed_engine;
 use wayfinder_workers::{Engine, SearchRequest};
 
 const SHOP: &str = r#"
@@ -117,16 +116,7 @@ input VoucherInput {
 /// One engine over the shop, indexed once for every test of this file.
 fn engine() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        let catalog = Catalog::from_sdl(SHOP, "shop.graphql", CatalogOptions::default())
-            .expect("the shop schema is valid");
-        let engine = Engine::start(engine_config(None)).expect("the engine starts");
-        let published = engine.publish(Arc::new(catalog)).expect("published");
-        engine
-            .wait_indexed(published.publication, Duration::from_secs(300))
-            .expect("indexing finishes");
-        engine
-    })
+    ENGINE.get_or_init(|| indexed_engine(SHOP, "shop.graphql"))
 }
 
 fn top(query: &str, first: usize) -> Vec<String> {

@@ -1,12 +1,8 @@
 //! Token evidence pinned with the real model: a member whose description says the question's
 //! rare words, under a name that does not, is found by matching word by word.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use wayfinder_supergraph::{Catalog, CatalogOptions};
-use wayfinder_tests::engine_config;
-use wayfinder_workers::{Engine, SearchRequest};
+use wayfinder_tests::indexed_engine;
+use wayfinder_workers::SearchRequest;
 
 const LIBRARY: &str = r#"
 type Query {
@@ -42,23 +38,12 @@ type Book {
 }
 "#;
 
-fn engine() -> Engine {
-    let catalog = Catalog::from_sdl(LIBRARY, "library.graphql", CatalogOptions::default())
-        .expect("the library schema is valid");
-    let engine = Engine::start(engine_config(None)).expect("the engine starts");
-    let published = engine.publish(Arc::new(catalog)).expect("published");
-    engine
-        .wait_indexed(published.publication, Duration::from_secs(300))
-        .expect("indexing finishes");
-    engine
-}
-
 #[test]
 fn a_description_holding_the_questions_words_outranks_a_nearer_name() {
     // By sentence vectors alone `Query.books` comes first (0.481 against 0.480): "book" is
     // in its name. `Book.holds` says "readers waiting for a copy", and "queued" finds
     // "waiting" word by word. Checked to fail with token evidence switched off.
-    let engine = engine();
+    let engine = indexed_engine(LIBRARY, "library.graphql");
     let hits: Vec<String> = engine
         .search(&SearchRequest {
             query: "people queued for a book",
