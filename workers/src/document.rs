@@ -40,7 +40,13 @@ pub struct Document {
 impl Document {
     /// Everything indexed lexically: the first view's text.
     pub fn text(&self) -> &str {
-        &self.views[0].parts[0].text
+        &self.text_view().parts[0].text
+    }
+
+    /// The view of the document text alone: its one part is what the lexical index holds and
+    /// what token evidence matches.
+    pub fn text_view(&self) -> &View {
+        &self.views[0]
     }
 }
 

@@ -220,7 +220,7 @@ impl Generation {
     pub(crate) fn member_tokens(&self, member: MemberId) -> Option<&TokenVectors> {
         let document = self.documents.get(member.index())?;
         match self.shards.get(document.shard.index())? {
-            ShardState::Ready(shard) => shard.tokens(document.views.first()?.key),
+            ShardState::Ready(shard) => shard.tokens(document.text_view().key),
             _ => None,
         }
     }

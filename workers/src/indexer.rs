@@ -3,8 +3,8 @@
 //! from the cache when the text was seen before; a text another shard is embedding is awaited;
 //! the rest are claimed and go to the embedding pool in batches cut from texts sorted by
 //! length, with as many batches in flight as there are workers. A member's document text also
-//! keeps its content-token vectors, which the shard holds beside its graph. The cache is saved every few
-//! thousand new vectors, so a killed process keeps most of a long cold run. The shard's graph
+//! keeps its content-token vectors, which the shard holds beside its graph. The cache is saved
+//! every few thousand new vectors, so a killed process keeps most of a long cold run. The shard's graph
 //! is then loaded from the cache folder when one was saved for exactly these vectors, else
 //! updated from the previous catalog's shard or built, and saved.
 //!
@@ -123,7 +123,7 @@ async fn build(
     let with_tokens: HashSet<u128> = message
         .members
         .iter()
-        .map(|&i| documents[i].views[0].parts[0].hash)
+        .map(|&i| documents[i].text_view().parts[0].hash)
         .collect();
     // Texts another shard is embedding right now (a type's summary that both shards blend
     // in) are awaited, not embedded twice; one whose claimer failed is claimed again.
@@ -172,7 +172,7 @@ async fn build(
                     .ok_or_else(|| format!("no vector for a view of {:?}", view.parts[0].text))?;
                 entries.push((view.key, vector));
             }
-            let text = &documents[i].views[0];
+            let text = documents[i].text_view();
             if let Some(text_tokens) = cache.tokens(text.parts[0].hash) {
                 tokens.insert(text.key, text_tokens);
             }

@@ -124,7 +124,7 @@ pub fn fuse(
 
 /// How many of the best fused members are matched token by token: the re-ordering only needs
 /// to reach what fusion put near the top (the best 20 gave the same dev-set figures as 100).
-pub const TOKEN_DEPTH: usize = 20;
+const TOKEN_DEPTH: usize = 20;
 /// Share of a score that the token match gives: 0.3 of the fused score's weight, the setting
 /// measured best on all three dev sets with 0.2 and 0.4 close behind.
 const TOKEN_SHARE: f32 = 0.3 / 1.3;

@@ -56,10 +56,6 @@ impl TokenVectors {
         self.ids.is_empty()
     }
 
-    pub fn ids(&self) -> &[u32] {
-        &self.ids
-    }
-
     fn dimension(&self) -> usize {
         self.values.len() / self.ids.len().max(1)
     }
@@ -149,23 +145,23 @@ impl TokenFrequencies {
 }
 
 /// A query's content tokens with their rarity weights, ready to match members against.
-pub struct QueryTokens<'q> {
-    tokens: &'q TokenVectors,
+pub struct QueryTokens {
+    width: usize,
     /// The tokens' vectors, dequantised.
     rows: Vec<f32>,
     weights: Vec<f32>,
 }
 
-impl<'q> QueryTokens<'q> {
+impl QueryTokens {
     /// `None` when the query has no content word to match.
-    pub fn new(tokens: &'q TokenVectors, frequencies: &TokenFrequencies) -> Option<Self> {
+    pub fn new(tokens: &TokenVectors, frequencies: &TokenFrequencies) -> Option<Self> {
         let weights: Vec<f32> = tokens
             .ids
             .iter()
             .map(|id| frequencies.weight(*id))
             .collect();
         (weights.iter().sum::<f32>() > 0.0).then(|| QueryTokens {
-            tokens,
+            width: tokens.dimension(),
             rows: tokens.dequantised(),
             weights,
         })
@@ -176,7 +172,7 @@ impl<'q> QueryTokens<'q> {
     /// among the query's. Both directions, so a long text is not favoured for holding more
     /// words to match.
     pub fn match_score(&self, member: &TokenVectors) -> f32 {
-        let width = self.tokens.dimension();
+        let width = self.width;
         if member.is_empty() || member.dimension() != width {
             return 0.0;
         }
