@@ -221,11 +221,11 @@ impl Engine {
             Ok((key, embedder)) => {
                 let dimension = embedder.dimension();
                 let (cache, warning) = match &config.cache_dir {
-                    Some(dir) => VectorCache::open_or_empty(dir, key, dimension),
-                    None => (VectorCache::in_memory(key, dimension), None),
+                    Some(dir) => VectorCache::open(dir, key, dimension),
+                    None => (VectorCache::in_memory(dimension), None),
                 };
                 let warning = warning.map(|e| {
-                    tracing::warn!(error = %e, "starting from an empty vector cache");
+                    tracing::warn!(error = %e, "the vector cache was not read whole; what it lacks will be embedded again");
                     e.to_string()
                 });
                 let capacity =
