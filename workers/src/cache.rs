@@ -406,7 +406,10 @@ fn scan(bytes: &[u8], dimension: usize, mut record: impl FnMut(u8, u128, &[u8]))
             return damaged(at, "checksum mismatch");
         }
         if tag == VECTOR && payload != 4 * dimension {
-            return damaged(at, &format!("a vector of {payload} bytes, expected {}", 4 * dimension));
+            return damaged(
+                at,
+                &format!("a vector of {payload} bytes, expected {}", 4 * dimension),
+            );
         }
         record(tag, hash, &rest[RECORD_HEAD..body_end]);
         at += body_end + RECORD_TAIL;
@@ -492,7 +495,9 @@ mod tests {
     }
 
     fn file_len(dir: &Path) -> u64 {
-        std::fs::metadata(VectorCache::file_in(dir, 7)).unwrap().len()
+        std::fs::metadata(VectorCache::file_in(dir, 7))
+            .unwrap()
+            .len()
     }
 
     #[test]
@@ -500,10 +505,18 @@ mod tests {
         let dir = temp_dir("append");
         let mut cache = open(&dir);
         let tokens = Arc::new(TokenVectors::new(vec![5], [[0.0, 1.0, 0.0].as_slice()]));
-        cache.insert(1, Arc::from(vec![0.5, 0.25, 1.0]), Some(Arc::clone(&tokens)));
+        cache.insert(
+            1,
+            Arc::from(vec![0.5, 0.25, 1.0]),
+            Some(Arc::clone(&tokens)),
+        );
         cache.insert(2, Arc::from(vec![1.0, 0.0, 0.0]), None);
         assert_eq!(cache.claim(2, false), Claim::Cached);
-        assert_eq!(cache.claim(2, true), Claim::Claimed, "cached without its tokens");
+        assert_eq!(
+            cache.claim(2, true),
+            Claim::Claimed,
+            "cached without its tokens"
+        );
         let cache = Mutex::new(cache);
         save_unsaved(&cache, 1).unwrap();
         let first = std::fs::read(VectorCache::file_in(&dir, 7)).unwrap();
@@ -512,7 +525,11 @@ mod tests {
         let mut cache = cache.into_inner().unwrap();
         cache.insert(1, Arc::from(vec![9.0, 9.0, 9.0]), None);
         cache.insert(3, Arc::from(vec![0.0, 0.0, 1.0]), None);
-        assert_eq!(cache.unsaved(), 1, "a text already cached is not saved again");
+        assert_eq!(
+            cache.unsaved(),
+            1,
+            "a text already cached is not saved again"
+        );
         save(cache);
         let second = std::fs::read(VectorCache::file_in(&dir, 7)).unwrap();
         assert_eq!(&second[..first.len()], &first[..]);
@@ -523,9 +540,15 @@ mod tests {
         assert_eq!(&*reopened.get(1).unwrap(), &[0.5, 0.25, 1.0]);
         assert_eq!(reopened.tokens(1), Some(tokens));
         assert_eq!(reopened.tokens(2), None);
-        assert!(open(&dir).unsaved() == 0, "what was read is not saved again");
+        assert!(
+            open(&dir).unsaved() == 0,
+            "what was read is not saved again"
+        );
         let (other, error) = VectorCache::open(&dir, 8, 3);
-        assert!(other.is_empty() && error.is_none(), "another model, another file");
+        assert!(
+            other.is_empty() && error.is_none(),
+            "another model, another file"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -548,7 +571,11 @@ mod tests {
         assert!(error.unwrap().to_string().contains("cut short"));
         cache.insert(4, Arc::from(vec![4.0, 0.0, 0.0]), None);
         save(cache);
-        assert_eq!(file_len(&dir), (HEADER + 3 * record) as u64, "the torn record is cut");
+        assert_eq!(
+            file_len(&dir),
+            (HEADER + 3 * record) as u64,
+            "the torn record is cut"
+        );
         let reopened = open(&dir);
         assert_eq!(reopened.len(), 3);
         assert!(reopened.get(3).is_none() && reopened.get(4).is_some());
@@ -567,7 +594,11 @@ mod tests {
         let mut cache = cache;
         cache.insert(2, Arc::from(vec![2.0, 0.0, 0.0]), None);
         save(cache);
-        assert_eq!(file_len(&dir), (HEADER + 2 * record) as u64, "the damage is cut");
+        assert_eq!(
+            file_len(&dir),
+            (HEADER + 2 * record) as u64,
+            "the damage is cut"
+        );
         assert_eq!(open(&dir).len(), 2);
 
         std::fs::write(&path, b"not a cache at all").unwrap();
@@ -575,7 +606,10 @@ mod tests {
         assert!(cache.is_empty() && error.unwrap().to_string().contains("not a Wayfinder"));
         std::fs::write(&path, OLDER_MAGICS[1]).unwrap();
         let mut cache = open(&dir);
-        assert!(cache.is_empty(), "a cache of an older format is rebuilt, not an error");
+        assert!(
+            cache.is_empty(),
+            "a cache of an older format is rebuilt, not an error"
+        );
         cache.insert(5, Arc::from(vec![5.0, 0.0, 0.0]), None);
         save(cache);
         assert_eq!(open(&dir).len(), 1, "the older file was replaced");
@@ -591,14 +625,20 @@ mod tests {
         let one = Mutex::new(one);
         save_unsaved(&one, 1).unwrap();
         save(two);
-        one.lock().unwrap().insert(3, Arc::from(vec![0.0, 0.0, 1.0]), None);
+        one.lock()
+            .unwrap()
+            .insert(3, Arc::from(vec![0.0, 0.0, 1.0]), None);
         save_unsaved(&one, 1).unwrap();
         let reopened = open(&dir);
         assert_eq!(reopened.len(), 3);
 
         let mut memory = VectorCache::in_memory(3);
         memory.insert(9, Arc::from(vec![1.0, 0.0, 0.0]), None);
-        assert_eq!(memory.unsaved(), 0, "an in-memory cache keeps nothing to save");
+        assert_eq!(
+            memory.unsaved(),
+            0,
+            "an in-memory cache keeps nothing to save"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

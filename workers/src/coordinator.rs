@@ -242,6 +242,7 @@ impl Coordinator {
             keys: Arc::clone(&request.keys),
             mutation_views: Default::default(),
             token_frequencies: Default::default(),
+            acronyms: Default::default(),
         });
     }
 

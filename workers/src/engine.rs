@@ -370,6 +370,7 @@ impl Engine {
                 keys: Arc::clone(&keys),
                 mutation_views: Default::default(),
                 token_frequencies: Default::default(),
+                acronyms: Default::default(),
             });
         }
         let published = Published {
@@ -473,7 +474,9 @@ impl Engine {
         let mut vector = Vec::new();
         let mut embedded = None;
         if generation.has_vectors() && !query.is_empty() {
-            match self.query_embedding(query) {
+            // The model reads the acronyms spelled out; the lexical index and the named-member
+            // rule keep the words as written.
+            match self.query_embedding(&generation.acronyms().expand(query)) {
                 Some(q) => {
                     let span = tracing::info_span!(
                         "wayfinder.vector_search",

@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use wayfinder_supergraph::{Catalog, MemberId};
 
+use crate::acronyms::Acronyms;
 use crate::document::Document;
 use crate::embed::dot;
 use crate::lexical::{LexicalError, LexicalIndex};
@@ -64,6 +65,8 @@ pub struct Generation {
     /// How many members' document texts hold each token, over the ready shards; made on the
     /// first search that matches tokens.
     pub(crate) token_frequencies: OnceLock<TokenFrequencies>,
+    /// The catalog's acronyms, made on the first search.
+    pub(crate) acronyms: OnceLock<Acronyms>,
 }
 
 /// Some members' view vectors in one contiguous block, so scoring every one of them is a
@@ -208,6 +211,10 @@ impl Generation {
             best_first(&mut scored);
         }
         Ok(scored)
+    }
+
+    pub(crate) fn acronyms(&self) -> &Acronyms {
+        self.acronyms.get_or_init(|| Acronyms::of(&self.catalog))
     }
 
     pub(crate) fn token_frequencies(&self) -> &TokenFrequencies {
