@@ -19,6 +19,7 @@ use actix::{
 use wayfinder_supergraph::{Catalog, MemberId};
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::acronyms::Acronyms;
 use crate::cache::save_unsaved;
 use crate::document::{distinct_texts, Document};
 use crate::engine::{Shared, Swap};
@@ -35,6 +36,7 @@ pub(crate) struct Reindex {
     pub documents: Arc<[Document]>,
     pub lexical: Arc<LexicalIndex>,
     pub keys: Arc<HashMap<u64, MemberId>>,
+    pub acronyms: Arc<Acronyms>,
     pub started: Instant,
     pub swap: Swap,
     /// The publisher's span, parent of each shard's indexing span.
@@ -242,7 +244,7 @@ impl Coordinator {
             keys: Arc::clone(&request.keys),
             mutation_views: Default::default(),
             token_frequencies: Default::default(),
-            acronyms: Default::default(),
+            acronyms: Arc::clone(&request.acronyms),
         });
     }
 

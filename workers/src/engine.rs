@@ -20,6 +20,7 @@ use lru::LruCache;
 use wayfinder_supergraph::{Catalog, Contract, ContractFilter, MemberId};
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::acronyms::Acronyms;
 use crate::cache::VectorCache;
 use crate::config::EngineConfig;
 use crate::coordinator::{Coordinator, Reindex};
@@ -343,6 +344,7 @@ impl Engine {
                 .flat_map(|d| d.views.iter().map(|v| (v.key, d.member)))
                 .collect(),
         );
+        let acronyms = Arc::new(Acronyms::of(&catalog));
         // One pass over the documents, not one per subgraph (191 subgraphs x 22k documents).
         let mut shards = vec![ShardState::Empty; catalog.subgraphs().len()];
         for document in documents.iter() {
@@ -370,7 +372,7 @@ impl Engine {
                 keys: Arc::clone(&keys),
                 mutation_views: Default::default(),
                 token_frequencies: Default::default(),
-                acronyms: Default::default(),
+                acronyms: Arc::clone(&acronyms),
             });
         }
         let published = Published {
@@ -385,6 +387,7 @@ impl Engine {
             documents,
             lexical,
             keys,
+            acronyms,
             started,
             swap,
             parent: tracing::Span::current(),
@@ -476,7 +479,7 @@ impl Engine {
         if generation.has_vectors() && !query.is_empty() {
             // The model reads the acronyms spelled out; the lexical index and the named-member
             // rule keep the words as written.
-            match self.query_embedding(&generation.acronyms().expand(query)) {
+            match self.query_embedding(&generation.acronyms.expand(query)) {
                 Some(q) => {
                     let span = tracing::info_span!(
                         "wayfinder.vector_search",

@@ -65,8 +65,8 @@ pub struct Generation {
     /// How many members' document texts hold each token, over the ready shards; made on the
     /// first search that matches tokens.
     pub(crate) token_frequencies: OnceLock<TokenFrequencies>,
-    /// The catalog's acronyms, made on the first search.
-    pub(crate) acronyms: OnceLock<Acronyms>,
+    /// The catalog's acronyms, made on publishing it.
+    pub(crate) acronyms: Arc<Acronyms>,
 }
 
 /// Some members' view vectors in one contiguous block, so scoring every one of them is a
@@ -211,10 +211,6 @@ impl Generation {
             best_first(&mut scored);
         }
         Ok(scored)
-    }
-
-    pub(crate) fn acronyms(&self) -> &Acronyms {
-        self.acronyms.get_or_init(|| Acronyms::of(&self.catalog))
     }
 
     pub(crate) fn token_frequencies(&self) -> &TokenFrequencies {
