@@ -8,7 +8,7 @@ pub mod router;
 use std::path::{Path, PathBuf};
 
 use wayfinder_supergraph::{Catalog, CatalogOptions};
-use wayfinder_workers::{Engine, EngineConfig};
+use wayfinder_workers::{Engine, EngineConfig, SearchRequest};
 
 /// The shared folder: `$WAYFINDER_SHARED`, or `../shared` beside the repository.
 pub fn shared_dir() -> PathBuf {
@@ -133,6 +133,21 @@ pub fn indexed_engine(sdl: &str, file_name: &str) -> Engine {
         .wait_indexed(published.publication, std::time::Duration::from_secs(300))
         .expect("indexing finishes");
     engine
+}
+
+/// The coordinates of the first `first` results for `query`, best first.
+pub fn top_coordinates(engine: &Engine, query: &str, first: usize) -> Vec<String> {
+    engine
+        .search(&SearchRequest {
+            query,
+            first,
+            ..SearchRequest::default()
+        })
+        .unwrap_or_else(|e| panic!("search for {query:?} answers: {e}"))
+        .hits
+        .into_iter()
+        .map(|hit| hit.coordinate)
+        .collect()
 }
 
 /// A fresh, empty folder under the system's temporary folder, unique to this process.

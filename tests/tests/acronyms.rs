@@ -1,8 +1,7 @@
 //! Acronyms pinned with the real model: a question that says `PR` finds what the schema calls
 //! a `PullRequest`, because the query is embedded with the acronym spelled out.
 
-use wayfinder_tests::indexed_engine;
-use wayfinder_workers::SearchRequest;
+use wayfinder_tests::{indexed_engine, top_coordinates};
 
 const CODE_REVIEW: &str = r#"
 type Query {
@@ -45,17 +44,7 @@ type File {
 fn an_acronym_of_a_type_name_reads_as_the_type() {
     // Checked to fail with the query embedded as written: `File.lineCount` comes first.
     let engine = indexed_engine(CODE_REVIEW, "code-review.graphql");
-    let hits: Vec<String> = engine
-        .search(&SearchRequest {
-            query: "how many lines were added in a PR",
-            first: 3,
-            ..SearchRequest::default()
-        })
-        .expect("search answers")
-        .hits
-        .into_iter()
-        .map(|hit| hit.coordinate)
-        .collect();
+    let hits = top_coordinates(&engine, "how many lines were added in a PR", 3);
     assert_eq!(
         hits.first().map(String::as_str),
         Some("PullRequest.additions"),

@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use wayfinder_supergraph::ContractFilter;
-use wayfinder_tests::indexed_engine;
+use wayfinder_tests::{indexed_engine, top_coordinates};
 use wayfinder_workers::{Engine, SearchRequest};
 
 const SHOP: &str = r#"
@@ -120,17 +120,7 @@ fn engine() -> &'static Engine {
 }
 
 fn top(query: &str, first: usize) -> Vec<String> {
-    engine()
-        .search(&SearchRequest {
-            query,
-            first,
-            ..SearchRequest::default()
-        })
-        .expect("search answers")
-        .hits
-        .into_iter()
-        .map(|hit| hit.coordinate)
-        .collect()
+    top_coordinates(engine(), query, first)
 }
 
 #[test]

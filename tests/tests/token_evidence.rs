@@ -1,8 +1,7 @@
 //! Token evidence pinned with the real model: a member whose description says the question's
 //! rare words, under a name that does not, is found by matching word by word.
 
-use wayfinder_tests::indexed_engine;
-use wayfinder_workers::SearchRequest;
+use wayfinder_tests::{indexed_engine, top_coordinates};
 
 const LIBRARY: &str = r#"
 type Query {
@@ -44,17 +43,7 @@ fn a_description_holding_the_questions_words_outranks_a_nearer_name() {
     // in its name. `Book.holds` says "readers waiting for a copy", and "queued" finds
     // "waiting" word by word. Checked to fail with token evidence switched off.
     let engine = indexed_engine(LIBRARY, "library.graphql");
-    let hits: Vec<String> = engine
-        .search(&SearchRequest {
-            query: "people queued for a book",
-            first: 3,
-            ..SearchRequest::default()
-        })
-        .expect("search answers")
-        .hits
-        .into_iter()
-        .map(|hit| hit.coordinate)
-        .collect();
+    let hits = top_coordinates(&engine, "people queued for a book", 3);
     assert_eq!(
         hits.first().map(String::as_str),
         Some("Book.holds"),

@@ -584,14 +584,13 @@ mod tests {
         let mut damaged = std::fs::read(&path).unwrap();
         damaged[HEADER + record + RECORD_HEAD + 1] ^= 0xff;
         std::fs::write(&path, &damaged).unwrap();
-        let (cache, error) = VectorCache::open(&dir, 7, 3);
+        let (mut cache, error) = VectorCache::open(&dir, 7, 3);
         let error = error.unwrap().to_string();
         assert!(
             error.contains("checksum") && error.contains(&format!("at byte {}", HEADER + record)),
             "{error}"
         );
         assert_eq!(cache.len(), 1);
-        let mut cache = cache;
         cache.insert(2, Arc::from(vec![2.0, 0.0, 0.0]), None);
         save(cache);
         assert_eq!(
