@@ -151,10 +151,11 @@ impl VectorCache {
         (cache, error)
     }
 
-    /// Adds a record read from the file; a record of the wrong shape is skipped.
+    /// Adds a record read from the file ([`scan`] has checked a vector's width); token vectors
+    /// that do not decode are skipped.
     fn load(&mut self, tag: u8, hash: u128, payload: &[u8]) {
         match tag {
-            VECTOR if payload.len() == 4 * self.dimension => {
+            VECTOR => {
                 self.vectors.insert(hash, decode_vector(payload));
             }
             TOKENS => {
@@ -429,7 +430,7 @@ fn damaged(valid: usize, reason: &str) -> Scanned {
 
 /// Appends the records `cache` holds unsaved when there are at least `at_least` of them (at
 /// least one): taken under the cache's lock, written outside it. Records that cannot be
-/// written go back to the cache for the next save. A poisoned lock saves nothing.
+/// written go back to the cache for the next save. A poisoned cache lock saves nothing.
 pub fn save_unsaved(cache: &Mutex<VectorCache>, at_least: usize) -> Result<(), CacheError> {
     let unsaved = match cache.lock() {
         Ok(mut cache) if cache.unsaved() >= at_least.max(1) => cache.take_unsaved(),
@@ -438,10 +439,13 @@ pub fn save_unsaved(cache: &Mutex<VectorCache>, at_least: usize) -> Result<(), C
     let Some(unsaved) = unsaved else {
         return Ok(());
     };
-    let result = match unsaved.log.lock() {
-        Ok(mut log) => log.append(&unsaved.bytes),
-        Err(_) => return Ok(()),
-    };
+    // A writer that panicked left `known_end` at worst stale, and `append` checks what lies
+    // past it anyway.
+    let result = unsaved
+        .log
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .append(&unsaved.bytes);
     if result.is_err() {
         if let Ok(mut cache) = cache.lock() {
             cache.restore_unsaved(unsaved);
