@@ -215,7 +215,7 @@ pub fn eval(
         let mut lines = String::new();
         for answer in &report.answers {
             lines.push_str(
-                &serde_json::json!({"id": answer.id, "results": answer.results}).to_string(),
+                &serde_json::json!({"id": answer.id, "results": answer.results, "deep_rank": answer.deep_rank}).to_string(),
             );
             lines.push('\n');
         }

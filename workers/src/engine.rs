@@ -32,7 +32,8 @@ use crate::indexer::IndexerContext;
 use crate::intent::Intent;
 use crate::lexical::{LexicalError, LexicalIndex};
 use crate::ranking::{
-    add_token_evidence, demote_deprecated, fuse, named_members, put_named_first, Fusion,
+    add_path_evidence, add_token_evidence, demote_deprecated, fuse, named_members, put_named_first,
+    Fusion,
 };
 use crate::status::{IndexReport, Progress, Status};
 use crate::tokens::QueryTokens;
@@ -527,6 +528,7 @@ impl Engine {
             });
             merge.record("token_matched", true);
         }
+        add_path_evidence(catalog, &mut ranked, &visibility);
         demote_deprecated(catalog, &mut ranked, &visibility);
         put_named_first(&mut ranked, &named_members(catalog, query, &visibility));
 

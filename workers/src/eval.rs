@@ -93,7 +93,13 @@ pub struct Answer {
     pub results: Vec<String>,
     /// 1-based rank of the first expected coordinate in the top 10.
     pub rank: Option<usize>,
+    /// 1-based rank of the first expected coordinate in the first [`DEEP_RANK`] results: how
+    /// far a miss is from the top ten.
+    pub deep_rank: Option<usize>,
 }
+
+/// How deep an answer is searched for [`Answer::deep_rank`].
+pub const DEEP_RANK: usize = 100;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
@@ -102,30 +108,33 @@ pub struct EvalReport {
     pub answers: Vec<Answer>,
 }
 
-/// Searches every question (top 10) and scores the answers.
+/// Searches every question (top 10, and up to [`DEEP_RANK`] for the deep rank) and scores the
+/// answers.
 pub fn evaluate(engine: &Engine, questions: &[Question]) -> Result<EvalReport, EvalError> {
     let mut answers = Vec::with_capacity(questions.len());
     for question in questions {
         let results = engine
             .search(&SearchRequest {
                 query: &question.query,
-                first: 10,
+                first: DEEP_RANK,
                 ..SearchRequest::default()
             })
             .map_err(|source| EvalError::Search {
                 id: question.id.clone(),
                 source,
             })?;
-        let results: Vec<String> = results.hits.into_iter().map(|h| h.coordinate).collect();
-        let rank = results
+        let mut results: Vec<String> = results.hits.into_iter().map(|h| h.coordinate).collect();
+        let deep_rank = results
             .iter()
             .position(|c| question.expected.contains(c))
             .map(|i| i + 1);
+        results.truncate(10);
         answers.push(Answer {
             id: question.id.clone(),
             kind: question.kind.clone(),
             results,
-            rank,
+            rank: deep_rank.filter(|r| *r <= 10),
+            deep_rank,
         });
     }
     Ok(score(answers))

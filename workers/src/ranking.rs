@@ -1,7 +1,7 @@
 //! Ranking: fuse the lexical and vector candidate lists into one list, one entry per member,
 //! with scores in [0, 1], re-score the best few by how well the query's words match theirs
-//! token by token, then let replacements outrank what they deprecate and put members the query
-//! names outright first.
+//! token by token, lift the fields the best members are reached through, then let
+//! replacements outrank what they deprecate and put members the query names outright first.
 //!
 //! Both lists arrive already filtered to what the caller may see, from every shard; a member
 //! lives in one shard, but the merge is by member all the same, so evidence from several
@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-use wayfinder_supergraph::{Catalog, MemberId};
+use wayfinder_supergraph::{Catalog, MemberId, MemberKind};
 
 use crate::document::Document;
 use crate::intent::Intent;
@@ -152,6 +152,58 @@ pub fn add_token_evidence(
     sort(catalog, ranked);
 }
 
+/// How many of the best members lift the field their path runs through.
+const PATH_DEPTH: usize = 50;
+/// Share of a member's score the field before it on its path gains (measured on the three dev
+/// sets: 0.05-0.07 helped each; 0.1 and more pass the members that answered other questions).
+const PATH_SHARE: f32 = 0.07;
+
+/// A field rises with what is found through it: each of the best [`PATH_DEPTH`] members adds
+/// [`PATH_SHARE`] of its score to the field its first path to a root (within the caller's
+/// contract) runs through just before it: the field that takes an argument, returns the type
+/// a field belongs to, or returns the enum of a value. A field gains once, from its best such
+/// member; one outside the list comes in with that gain alone. Root fields gain nothing: they
+/// begin every path of their subgraph and already carry the full prior.
+///
+/// `Repository.languages` is what "breakdown of the codebase by language, with byte sizes"
+/// asks for, though `LanguageEdge.size` matches its words best.
+pub fn add_path_evidence(
+    catalog: &Catalog,
+    ranked: &mut Vec<(MemberId, f32)>,
+    visibility: &Visibility,
+) {
+    let mut gains: HashMap<MemberId, f32> = HashMap::new();
+    for &(member, score) in ranked.iter().take(PATH_DEPTH) {
+        let paths = match visibility.as_contract() {
+            Some(contract) => contract.paths_to_root(member),
+            None => catalog.paths_to_root(member),
+        };
+        // The step before the member, unless that is the root field the path starts from.
+        let Some(&through) = paths.first().and_then(|path| {
+            path.len()
+                .checked_sub(2)
+                .filter(|&i| i > 0)
+                .map(|i| &path[i])
+        }) else {
+            continue;
+        };
+        if catalog.member(through).kind == MemberKind::Field {
+            let gain = gains.entry(through).or_default();
+            *gain = gain.max(PATH_SHARE * score);
+        }
+    }
+    if gains.is_empty() {
+        return;
+    }
+    for (member, score) in ranked.iter_mut() {
+        if let Some(gain) = gains.remove(member) {
+            *score = (*score + gain).min(1.0);
+        }
+    }
+    ranked.extend(gains);
+    sort(catalog, ranked);
+}
+
 /// Members the query names outright, by coordinate (`Repository`, `Repository.owner`,
 /// `Query.user(login:)`, `@deprecated`) or by a directive's name: an agent that writes an
 /// identifier wants that member first. Only identifier-shaped words are looked up (an inner
@@ -277,4 +329,71 @@ fn sort(catalog: &Catalog, ranked: &mut [(MemberId, f32)]) {
                 .cmp(&catalog.member(*b).coordinate)
         })
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use wayfinder_supergraph::CatalogOptions;
+
+    use super::*;
+
+    const SCHEMA: &str = r#"
+        type Query { repository(name: String!): Repository }
+        type Repository {
+          name: String!
+          languages(first: Int): LanguageConnection
+        }
+        type LanguageConnection { totalSize: Int! }
+    "#;
+
+    fn ranked(catalog: &Catalog, scored: &[(&str, f32)]) -> Vec<(MemberId, f32)> {
+        let id = |c: &str| catalog.get(c).map(|m| m.id).expect(c);
+        scored.iter().map(|(c, s)| (id(c), *s)).collect()
+    }
+
+    fn coordinates<'c>(catalog: &'c Catalog, ranked: &[(MemberId, f32)]) -> Vec<&'c str> {
+        ranked
+            .iter()
+            .map(|(m, _)| catalog.member(*m).coordinate.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_field_rises_with_what_is_found_through_it() {
+        let catalog = Catalog::from_sdl(SCHEMA, "test.graphql", CatalogOptions::default()).unwrap();
+        let mut list = ranked(
+            &catalog,
+            &[
+                ("LanguageConnection.totalSize", 0.5),
+                ("Repository.name", 0.48),
+                ("Repository.languages", 0.45),
+                ("Query.repository", 0.3),
+            ],
+        );
+        add_path_evidence(&catalog, &mut list, &Visibility::all());
+        assert_eq!(
+            coordinates(&catalog, &list),
+            [
+                "LanguageConnection.totalSize",
+                "Repository.languages",
+                "Repository.name",
+                "Query.repository"
+            ]
+        );
+        assert!((list[1].1 - (0.45 + PATH_SHARE * 0.5)).abs() < 1e-6);
+        // The root field every path starts from gains nothing from `Repository.name`.
+        assert_eq!(list[3].1, 0.3);
+    }
+
+    #[test]
+    fn a_field_the_search_missed_comes_in_with_its_gain() {
+        let catalog = Catalog::from_sdl(SCHEMA, "test.graphql", CatalogOptions::default()).unwrap();
+        let mut list = ranked(&catalog, &[("Repository.languages(first:)", 0.4)]);
+        add_path_evidence(&catalog, &mut list, &Visibility::all());
+        assert_eq!(
+            coordinates(&catalog, &list),
+            ["Repository.languages(first:)", "Repository.languages"]
+        );
+        assert!((list[1].1 - PATH_SHARE * 0.4).abs() < 1e-6);
+    }
 }
