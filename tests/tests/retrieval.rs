@@ -166,6 +166,20 @@ fn subscriptions_yield_to_the_query_with_the_same_words() {
 }
 
 #[test]
+fn a_lookup_yields_to_the_member_asked_for() {
+    // `Query.voucher(code:)` shares every word with the question, but it is the way in to a
+    // voucher, not a voucher's code.
+    let hits = top("the code of a voucher", 10);
+    let rank = |c: &str| hits.iter().position(|h| h == c);
+    let code = rank("Voucher.code");
+    assert!(code.is_some_and(|r| r < 3), "{hits:?}");
+    assert!(
+        rank("Query.voucher").is_none_or(|lookup| code < Some(lookup)),
+        "{hits:?}"
+    );
+}
+
+#[test]
 fn an_action_never_reaches_a_mutation_outside_the_contract() {
     let public = ContractFilter {
         exclude_tags: ["internal".to_string()].into(),
