@@ -31,6 +31,7 @@ use crate::generation::{Generation, SearchMode, ShardState};
 use crate::indexer::IndexerContext;
 use crate::intent::Intent;
 use crate::lexical::{LexicalError, LexicalIndex};
+use crate::pool::Workers;
 use crate::ranking::{
     add_path_evidence, add_token_evidence, demote_deprecated, fuse, named_members, put_named_first,
     Fusion,
@@ -196,6 +197,8 @@ pub struct Engine {
     coordinator: Addr<Coordinator>,
     system: actix::System,
     thread: Option<JoinHandle<()>>,
+    /// The embedding pool's threads, waited for on drop.
+    embed_workers: Workers,
     query: Option<QueryEncoder>,
     model_error: Option<EmbedError>,
     cache_warning: Option<String>,
@@ -256,6 +259,8 @@ impl Engine {
         let batch_size = config.batch_size;
         let graphs = config.cache_dir.clone();
         let reason = model_error.as_ref().map(ToString::to_string);
+        let embed_workers = Workers::default();
+        let pool_workers = embed_workers.clone();
         let thread = std::thread::Builder::new()
             .name("wayfinder-engine".into())
             .spawn(move || {
@@ -263,7 +268,7 @@ impl Engine {
                 system.block_on(async move {
                     let vectors = match (vectors_setup, reason) {
                         (Some((cache, dimension)), _) => Ok(IndexerContext {
-                            pool: crate::pool::start(model, workers),
+                            pool: crate::pool::start(model, workers, &pool_workers),
                             cache,
                             progress: coordinator_progress,
                             epoch,
@@ -300,6 +305,7 @@ impl Engine {
             coordinator,
             system,
             thread: Some(thread),
+            embed_workers,
             query,
             model_error,
             cache_warning,
@@ -597,11 +603,24 @@ impl Engine {
     }
 }
 
+/// Longest a dropped engine waits for its embedding workers to finish the batch or session
+/// load they are in.
+const WORKERS_STOP: Duration = Duration::from_secs(30);
+
 impl Drop for Engine {
     fn drop(&mut self) {
         self.system.stop();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+        // The stopped system dropped the pool's address, so each worker leaves once its current
+        // batch or session load is done; one still inside ONNX Runtime when the process exits
+        // would crash it.
+        if !self.embed_workers.wait_stopped(WORKERS_STOP) {
+            tracing::warn!(
+                seconds = WORKERS_STOP.as_secs(),
+                "embedding workers still running after the engine stopped"
+            );
         }
     }
 }
