@@ -166,6 +166,16 @@ fn subscriptions_yield_to_the_query_with_the_same_words() {
 }
 
 #[test]
+fn a_list_narrowed_down_wants_what_narrows_it() {
+    // `Product.availability` is a product's state; the question asks for the products in one.
+    let hits = top("products that are sold out", 2);
+    assert!(
+        hits[0] == "Query.products(availability:)" || hits[0] == "Availability.OUT_OF_STOCK",
+        "{hits:?}"
+    );
+}
+
+#[test]
 fn a_lookup_yields_to_the_member_asked_for() {
     // `Query.voucher(code:)` shares every word with the question, but it is the way in to a
     // voucher, not a voucher's code.

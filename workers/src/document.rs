@@ -32,6 +32,9 @@ pub struct Document {
     /// less for the rest, least for the plumbing of GraphQL conventions (Relay connections
     /// and edges, mutation payloads).
     pub prior: f32,
+    /// What narrows a read: an argument of a query or subscription field, or an input field or
+    /// enum value such an argument takes, directly or through nested inputs.
+    pub filter: bool,
     /// The shard the document lives in: its first owning subgraph. A member several
     /// subgraphs resolve is indexed once; `Member::subgraphs` keeps every owner.
     pub shard: SubgraphId,
@@ -123,6 +126,7 @@ const LIST_NAMES: usize = 12;
 /// One document per member the catalog can show (built-ins of GraphQL itself included).
 pub fn documents(catalog: &Catalog) -> Vec<Document> {
     let plumbing = Plumbing::of(catalog);
+    let filters = filters(catalog);
     let titles: Vec<String> = catalog
         .members()
         .iter()
@@ -157,6 +161,7 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
                     .collect::<Vec<_>>()
                     .join(" "),
                 prior: prior(catalog, &plumbing, member),
+                filter: filters[member.id.index()],
                 member: member.id,
                 title,
                 views,
@@ -164,6 +169,39 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
             }
         })
         .collect()
+}
+
+/// By member: whether it narrows a read (see [`Document::filter`]). Mutation arguments and what
+/// they take describe a change, not a selection.
+fn filters(catalog: &Catalog) -> Vec<bool> {
+    let members = catalog.members();
+    let mutation = catalog.roots().mutation;
+    let mut filter = vec![false; members.len()];
+    let mut to_visit: Vec<MemberId> = members
+        .iter()
+        .filter(|m| m.kind == MemberKind::Argument)
+        .filter(|m| {
+            m.parent
+                .is_some_and(|field| catalog.member(field).parent != mutation)
+        })
+        .map(|m| m.id)
+        .collect();
+    let mut visited = vec![false; members.len()];
+    while let Some(id) = to_visit.pop() {
+        if std::mem::replace(&mut visited[id.index()], true) {
+            continue;
+        }
+        let member = catalog.member(id);
+        match member.kind {
+            MemberKind::Argument | MemberKind::InputField | MemberKind::EnumValue => {
+                filter[id.index()] = true;
+                to_visit.extend(member.named_type);
+            }
+            MemberKind::InputObject | MemberKind::Enum => to_visit.extend(&member.children),
+            _ => {}
+        }
+    }
+    filter
 }
 
 /// The distinct texts the documents `members` embed, in first-seen order.

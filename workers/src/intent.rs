@@ -2,7 +2,9 @@
 //! any index is consulted.
 //!
 //! An imperative ("cancel an order", "log in", "put songs on a playlist") asks to change
-//! something, which in GraphQL is a mutation. The test is grammatical, not topical: the
+//! something, which in GraphQL is a mutation. A plural noun qualified by a clause ("orders
+//! that were cancelled", "PRs coming from a branch") asks for a list narrowed down, which is
+//! an argument of a read, or a value or input field such an argument takes. The test is grammatical, not topical: the
 //! question opens with a base-form verb followed by a determiner or a particle. Only closed
 //! classes of English words are listed (determiners, particles, auxiliaries, question words),
 //! plus the verbs that read rather than write (`get`, `list`, `find`, ...), whose imperatives
@@ -24,6 +26,10 @@ const READING_VERBS: &[&str] = &[
     "group", "limit", "list", "look", "lookup", "order", "paginate", "query", "read", "retrieve",
     "return", "search", "see", "show", "sort", "tell", "view",
 ];
+
+/// Words that open a clause qualifying the noun before them (participles, ending in -ed or
+/// -ing, qualify it too).
+const CLAUSE_OPENERS: &[&str] = &["that", "where", "which", "who", "whose", "with", "without"];
 
 /// What may follow an imperative verb: a determiner (`cancel an order`, `assign someone`) or a
 /// particle of a phrasal verb (`log in`, `sign up`).
@@ -68,16 +74,23 @@ const AFTER_A_VERB: &[&str] = &[
 pub struct Intent {
     /// The question asks to change something: mutation fields are what it wants.
     pub action: bool,
+    /// The question asks for a list narrowed down: what narrows reads is what it wants.
+    pub filter: bool,
 }
 
 impl Intent {
     pub fn of(query: &str) -> Self {
-        let mut words = query
+        let words: Vec<String> = query
             .split(|c: char| !(c.is_alphabetic() || c == '\''))
             .filter(|w| !w.is_empty())
-            .map(str::to_lowercase);
-        let (Some(first), Some(second)) = (words.next(), words.next()) else {
-            return Intent::default();
+            .map(str::to_lowercase)
+            .collect();
+        let filter = narrows_a_list(&words);
+        let (Some(first), Some(second)) = (words.first(), words.get(1)) else {
+            return Intent {
+                filter,
+                ..Intent::default()
+            };
         };
         // A plural noun (`orders that ...`) is not a base-form verb; `dismiss`, `access` are.
         let plural = first.ends_with('s') && !first.ends_with("ss");
@@ -85,8 +98,26 @@ impl Intent {
             && !NOT_A_VERB.contains(&first.as_str())
             && !READING_VERBS.contains(&first.as_str())
             && AFTER_A_VERB.contains(&second.as_str());
-        Intent { action }
+        Intent { action, filter }
     }
+}
+
+/// A plural noun, in the first three words and after content words only, followed by a word
+/// that opens a clause about it (`discussions that ...`, `orders created from ...`). After `of`
+/// the plural is not what is asked for: `fraction of requests that fail` asks for a fraction.
+fn narrows_a_list(words: &[String]) -> bool {
+    let opens_clause = |word: &str| {
+        CLAUSE_OPENERS.contains(&word)
+            || (word.len() > 4 && (word.ends_with("ed") || word.ends_with("ing")))
+    };
+    let plural = |word: &str| word.len() > 2 && word.ends_with('s') && !word.ends_with("ss");
+    (1..words.len().min(4)).any(|i| {
+        opens_clause(&words[i])
+            && plural(&words[i - 1])
+            && words[..i]
+                .iter()
+                .all(|w| w != "of" && !NOT_A_VERB.contains(&w.as_str()))
+    })
 }
 
 #[cfg(test)]
@@ -102,6 +133,30 @@ mod tests {
             "Archive the repository",
         ] {
             assert!(Intent::of(query).action, "{query}");
+        }
+    }
+
+    #[test]
+    fn a_plural_noun_with_a_clause_about_it_narrows_a_list() {
+        for query in [
+            "discussions that already have an accepted answer",
+            "dependabot alerts that someone dismissed",
+            "orders created from draft orders",
+            "PRs coming from a specific source branch",
+            "collaborators with admin rights",
+        ] {
+            assert!(Intent::of(query).filter, "{query}");
+        }
+        for query in [
+            "fraction of requests that should fail",
+            "is the pull request a draft",
+            "the orders that were cancelled",
+            "repos I can push to",
+            "cancel an order",
+            "address",
+            "",
+        ] {
+            assert!(!Intent::of(query).filter, "{query}");
         }
     }
 
