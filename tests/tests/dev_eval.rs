@@ -1,0 +1,27 @@
+//! The whole retrieval pipeline on one dev set with the real model, against floors a question
+//! or so below the figures `wayfinder eval` gives (bench/README.md, ablation step 11), so a
+//! change to documents, intent or ranking cannot lose them silently. The spotify set indexes
+//! in seconds; github and saleor take minutes and are measured with `wayfinder eval`.
+
+use wayfinder_tests::{indexed_engine, schema_path, set_schema};
+use wayfinder_workers::eval::{evaluate, read_questions};
+
+#[test]
+fn the_spotify_dev_set_keeps_its_figures() {
+    let set = "spotify-supergraph";
+    let schema = schema_path(set_schema(set));
+    let sdl =
+        std::fs::read_to_string(&schema).unwrap_or_else(|e| panic!("{}: {e}", schema.display()));
+    let engine = indexed_engine(&sdl, "supergraph.graphql");
+    let questions_file =
+        wayfinder_tests::shared_dir().join(format!("eval/questions/{set}.dev.jsonl"));
+    let questions = read_questions(&questions_file).expect("the questions read");
+    let report = evaluate(&engine, &questions).expect("every question answers");
+    let overall = report.overall;
+    println!("{overall:?}");
+    // 52 questions: one question is 0.019 of recall.
+    assert!(overall.recall_at_1 >= 0.48, "{overall:?}");
+    assert!(overall.recall_at_5 >= 0.71, "{overall:?}");
+    assert!(overall.recall_at_10 >= 0.82, "{overall:?}");
+    assert!(overall.mrr_at_10 >= 0.59, "{overall:?}");
+}
