@@ -214,9 +214,12 @@ pub fn eval(
     if let Some(out) = out {
         let mut lines = String::new();
         for answer in &report.answers {
-            lines.push_str(
-                &serde_json::json!({"id": answer.id, "results": answer.results, "deep_rank": answer.deep_rank}).to_string(),
-            );
+            let line = serde_json::json!({
+                "id": answer.id,
+                "results": answer.results,
+                "deep_rank": answer.deep_rank,
+            });
+            lines.push_str(&line.to_string());
             lines.push('\n');
         }
         std::fs::write(out, lines).with_context(|| format!("cannot write {}", out.display()))?;

@@ -3,12 +3,13 @@
 //!
 //! An imperative ("cancel an order", "log in", "put songs on a playlist") asks to change
 //! something, which in GraphQL is a mutation. A plural noun qualified by a clause ("orders
-//! that were cancelled", "PRs coming from a branch") asks for a list narrowed down, which is
-//! an argument of a read, or a value or input field such an argument takes. The test is grammatical, not topical: the
-//! question opens with a base-form verb followed by a determiner or a particle. Only closed
-//! classes of English words are listed (determiners, particles, auxiliaries, question words),
-//! plus the verbs that read rather than write (`get`, `list`, `find`, ...), whose imperatives
-//! ask for a query field. Nothing here depends on a schema's vocabulary.
+//! that were cancelled", "PRs coming from a branch") asks for a list narrowed down, which is an
+//! argument of a read, or a value or input field such an argument takes. The tests are
+//! grammatical, not topical: an imperative opens with a base-form verb followed by a
+//! determiner or a particle. Only closed classes of English words are listed (determiners,
+//! particles, auxiliaries, question words, clause openers), plus the verbs that read rather
+//! than write (`get`, `list`, `find`, ...), whose imperatives ask for a query field. Nothing
+//! here depends on a schema's vocabulary.
 
 /// Words that open a question rather than an imperative, or that qualify what follows.
 const NOT_A_VERB: &[&str] = &[
