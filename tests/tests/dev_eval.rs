@@ -1,5 +1,5 @@
 //! The whole retrieval pipeline on one dev set with the real model, against floors a question
-//! or so below the figures `wayfinder eval` gives (bench/README.md, ablation step 11), so a
+//! or so below the figures `wayfinder eval` gives (bench/README.md, ablation step 12), so a
 //! change to documents, intent or ranking cannot lose them silently. The spotify set indexes
 //! in seconds; github and saleor take minutes and are measured with `wayfinder eval`.
 

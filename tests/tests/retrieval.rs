@@ -176,6 +176,12 @@ fn a_list_narrowed_down_wants_what_narrows_it() {
 }
 
 #[test]
+fn a_property_comes_from_the_type_of_the_owner_named() {
+    // "on a voucher" names the owner: `Voucher.code`, not the code that finds a voucher.
+    assert_eq!(top("the code on a voucher", 1), ["Voucher.code"]);
+}
+
+#[test]
 fn a_lookup_yields_to_the_member_asked_for() {
     // `Query.voucher(code:)` shares every word with the question, but it is the way in to a
     // voucher, not a voucher's code.

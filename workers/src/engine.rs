@@ -29,12 +29,12 @@ use crate::document::documents;
 use crate::embed::{model_key, EmbedError, Embedder, Embedding};
 use crate::generation::{Generation, SearchMode, ShardState};
 use crate::indexer::IndexerContext;
-use crate::intent::Intent;
+use crate::intent::{owner_phrase, Intent};
 use crate::lexical::{LexicalError, LexicalIndex};
 use crate::pool::Workers;
 use crate::ranking::{
-    add_path_evidence, add_token_evidence, demote_deprecated, fuse, named_members, put_named_first,
-    Fusion,
+    add_owner_evidence, add_path_evidence, add_token_evidence, demote_deprecated, fuse,
+    named_members, put_named_first, Fusion,
 };
 use crate::status::{IndexReport, Progress, Status};
 use crate::tokens::QueryTokens;
@@ -511,7 +511,8 @@ impl Engine {
         let merge = tracing::info_span!(
             "wayfinder.merge",
             results = tracing::field::Empty,
-            token_matched = false
+            token_matched = false,
+            owner_matched = false
         );
         let merging = merge.enter();
         let catalog = &generation.catalog;
@@ -533,6 +534,16 @@ impl Engine {
                     .map(|tokens| query_tokens.match_score(tokens))
             });
             merge.record("token_matched", true);
+        }
+        // The owner's words go through the model as the question's do (acronyms spelled out).
+        let owner = owner_phrase(&generation.acronyms.expand(query))
+            .filter(|_| embedded.is_some())
+            .and_then(|owner| self.query_embedding(&owner));
+        if let Some(owner) = owner {
+            add_owner_evidence(catalog, &mut ranked, |ty| {
+                generation.similarity(ty, &owner.vector)
+            });
+            merge.record("owner_matched", true);
         }
         add_path_evidence(catalog, &mut ranked, &visibility);
         demote_deprecated(catalog, &mut ranked, &visibility);

@@ -235,6 +235,15 @@ impl Generation {
         })
     }
 
+    /// `member`'s mean similarity over its views to `query`, when its shard has vectors.
+    pub(crate) fn similarity(&self, member: MemberId, query: &[f32]) -> Option<f32> {
+        let document = self.documents.get(member.index())?;
+        match self.shards.get(document.shard.index())? {
+            ShardState::Ready(shard) => Some(self.mean_similarity(shard, member, query)),
+            _ => None,
+        }
+    }
+
     fn mean_similarity(&self, shard: &VectorShard, member: MemberId, query: &[f32]) -> f32 {
         let Some(document) = self.documents.get(member.index()) else {
             return 0.0;

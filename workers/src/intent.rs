@@ -6,10 +6,12 @@
 //! that were cancelled", "PRs coming from a branch") asks for a list narrowed down, which is an
 //! argument of a read, or a value or input field such an argument takes. The tests are
 //! grammatical, not topical: an imperative opens with a base-form verb followed by a
-//! determiner or a particle. Only closed classes of English words are listed (determiners,
-//! particles, auxiliaries, question words, clause openers), plus the verbs that read rather
-//! than write (`get`, `list`, `find`, ...), whose imperatives ask for a query field. Nothing
-//! here depends on a schema's vocabulary.
+//! determiner or a particle. A question about a property names what has it (`a user's bio`,
+//! `the balance on a gift card`): that owner is the type whose fields it wants. Only closed
+//! classes of English words are listed (determiners, particles, prepositions, auxiliaries,
+//! question words, clause openers), plus the verbs that read rather than write (`get`, `list`,
+//! `find`, ...), whose imperatives ask for a query field. Nothing here depends on a schema's
+//! vocabulary.
 
 /// Words that open a question rather than an imperative, or that qualify what follows.
 const NOT_A_VERB: &[&str] = &[
@@ -31,6 +33,20 @@ const READING_VERBS: &[&str] = &[
 /// Words that open a clause qualifying the noun before them (participles, ending in -ed or
 /// -ing, qualify it too).
 const CLAUSE_OPENERS: &[&str] = &["that", "where", "which", "who", "whose", "with", "without"];
+
+/// Determiners that open the noun phrase of an owner after a preposition.
+const DETERMINERS: &[&str] = &[
+    "a", "an", "any", "each", "every", "her", "his", "its", "my", "our", "some", "that", "the",
+    "their", "this", "your",
+];
+
+/// Prepositions that attach a property to its owner (`the balance on a gift card`).
+const OWNER_PREPOSITIONS: &[&str] = &["for", "in", "of", "on"];
+
+/// Words that end an owner's noun phrase.
+const PHRASE_ENDS: &[&str] = &[
+    "and", "at", "by", "from", "i", "me", "or", "to", "we", "with", "without",
+];
 
 /// What may follow an imperative verb: a determiner (`cancel an order`, `assign someone`) or a
 /// particle of a phrasal verb (`log in`, `sign up`).
@@ -103,6 +119,49 @@ impl Intent {
     }
 }
 
+/// The noun phrase naming what a question's subject belongs to, as written: a possessive with
+/// up to two content words before it (`current user's display name` -> `current user`), or
+/// the words after `of`, `on`, `for` or `in` and a determiner, up to three and up to a function
+/// word (`remaining money on a gift card` -> `gift card`); the first in the question.
+pub fn owner_phrase(query: &str) -> Option<String> {
+    let words: Vec<&str> = query
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let function = |w: &str| {
+        NOT_A_VERB.contains(&w)
+            || DETERMINERS.contains(&w)
+            || OWNER_PREPOSITIONS.contains(&w)
+            || PHRASE_ENDS.contains(&w)
+    };
+    for (i, word) in lower.iter().enumerate() {
+        if let Some(owner) = word.strip_suffix("'s").filter(|o| !o.is_empty()) {
+            let before = lower[..i].iter().rev().take(2).take_while(|w| !function(w));
+            let mut phrase: Vec<&str> = before.map(String::as_str).collect();
+            phrase.reverse();
+            phrase.push(owner);
+            return Some(phrase.join(" "));
+        }
+        let opens = OWNER_PREPOSITIONS.contains(&word.as_str())
+            && lower
+                .get(i + 1)
+                .is_some_and(|d| DETERMINERS.contains(&d.as_str()));
+        if opens {
+            let phrase: Vec<&str> = lower[i + 2..]
+                .iter()
+                .take_while(|w| !function(w))
+                .take(3)
+                .map(|w| w.strip_suffix("'s").unwrap_or(w))
+                .collect();
+            if !phrase.is_empty() {
+                return Some(phrase.join(" "));
+            }
+        }
+    }
+    None
+}
+
 /// A plural noun, in the first three words and after content words only, followed by a word
 /// that opens a clause about it (`discussions that ...`, `orders created from ...`). After `of`
 /// the plural is not what is asked for: `fraction of requests that fail` asks for a fraction.
@@ -159,6 +218,38 @@ mod tests {
         ] {
             assert!(!Intent::of(query).filter, "{query}");
         }
+    }
+
+    #[test]
+    fn an_owner_is_a_possessive_or_follows_a_preposition_and_a_determiner() {
+        let owner = |q: &str| owner_phrase(q);
+        assert_eq!(
+            owner("current user's display name").as_deref(),
+            Some("current user")
+        );
+        assert_eq!(
+            owner("get the logged in shopper's account").as_deref(),
+            Some("shopper")
+        );
+        assert_eq!(
+            owner("remaining money on a gift card").as_deref(),
+            Some("gift card")
+        );
+        assert_eq!(
+            owner("how long delivery takes for a shipping method").as_deref(),
+            Some("shipping method")
+        );
+        assert_eq!(
+            owner("only certain event types in an issue's history").as_deref(),
+            Some("issue history")
+        );
+        assert_eq!(
+            owner("people subscribed to notifications for a repository").as_deref(),
+            Some("repository")
+        );
+        assert_eq!(owner("cancel an order"), None);
+        assert_eq!(owner("items in shopping carts"), None);
+        assert_eq!(owner("'s"), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Ranking: fuse the lexical and vector candidate lists into one list, one entry per member,
 //! with scores in [0, 1], re-score the best few by how well the query's words match theirs
-//! token by token, lift the fields the best members are reached through, then let
+//! token by token, weigh them by how much their type is like the owner the question names,
+//! lift the fields the best members are reached through, then let
 //! replacements outrank what they deprecate and put members the query names outright first.
 //!
 //! Both lists arrive already filtered to what the caller may see, from every shard; a member
@@ -158,6 +159,44 @@ pub fn add_token_evidence(
             0.0
         };
         *score = ((1.0 - TOKEN_SHARE) * *score + TOKEN_SHARE * tokens).clamp(0.0, 1.0);
+    }
+    sort(catalog, ranked);
+}
+
+/// How many of the best members are weighed by their type's likeness to the question's owner.
+const OWNER_DEPTH: usize = 50;
+/// Share of the owner's similarity to its type a member gains.
+const OWNER_SHARE: f32 = 0.05;
+/// How far below the type most like the owner another type may be and still count as it.
+const OWNER_MARGIN: f32 = 0.05;
+
+/// A question about a property names what has it (`a user's bio`, `the balance on a gift
+/// card`; [`crate::intent::owner_phrase`]): each of the best [`OWNER_DEPTH`] members whose type
+/// is, within [`OWNER_MARGIN`], the most like that owner among theirs gains [`OWNER_SHARE`] of
+/// the likeness. `like_owner` is a type's similarity to the owner's words (`None` without
+/// vectors). Only the likeliest types gain: the owner names one thing, and every type sharing
+/// some of its words (`band` with both `Artist` and `AlbumGroup`) would otherwise rise too.
+pub fn add_owner_evidence(
+    catalog: &Catalog,
+    ranked: &mut [(MemberId, f32)],
+    like_owner: impl Fn(MemberId) -> Option<f32>,
+) {
+    let mut likeness: HashMap<MemberId, Option<f32>> = HashMap::new();
+    let types: Vec<Option<f32>> = ranked
+        .iter()
+        .take(OWNER_DEPTH)
+        .map(|(member, _)| {
+            let ty = catalog.container(*member).filter(|c| c.kind.is_type())?.id;
+            *likeness.entry(ty).or_insert_with(|| like_owner(ty))
+        })
+        .collect();
+    let Some(best) = types.iter().flatten().copied().reduce(f32::max) else {
+        return;
+    };
+    for ((_, score), like) in ranked.iter_mut().zip(types) {
+        if let Some(like) = like.filter(|l| *l >= best - OWNER_MARGIN) {
+            *score = (*score + OWNER_SHARE * like.max(0.0)).min(1.0);
+        }
     }
     sort(catalog, ranked);
 }
