@@ -176,7 +176,9 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
 fn filters(catalog: &Catalog) -> Vec<bool> {
     let members = catalog.members();
     let mutation = catalog.roots().mutation;
-    let mut filter = vec![false; members.len()];
+    // Arguments of reads, then what they take: input objects and enums, their fields and
+    // values, and the types those take in turn.
+    let mut reached = vec![false; members.len()];
     let mut to_visit: Vec<MemberId> = members
         .iter()
         .filter(|m| m.kind == MemberKind::Argument)
@@ -186,22 +188,27 @@ fn filters(catalog: &Catalog) -> Vec<bool> {
         })
         .map(|m| m.id)
         .collect();
-    let mut visited = vec![false; members.len()];
     while let Some(id) = to_visit.pop() {
-        if std::mem::replace(&mut visited[id.index()], true) {
+        if std::mem::replace(&mut reached[id.index()], true) {
             continue;
         }
         let member = catalog.member(id);
         match member.kind {
-            MemberKind::Argument | MemberKind::InputField | MemberKind::EnumValue => {
-                filter[id.index()] = true;
-                to_visit.extend(member.named_type);
-            }
+            MemberKind::Argument | MemberKind::InputField => to_visit.extend(member.named_type),
             MemberKind::InputObject | MemberKind::Enum => to_visit.extend(&member.children),
             _ => {}
         }
     }
-    filter
+    members
+        .iter()
+        .map(|m| {
+            reached[m.id.index()]
+                && matches!(
+                    m.kind,
+                    MemberKind::Argument | MemberKind::InputField | MemberKind::EnumValue
+                )
+        })
+        .collect()
 }
 
 /// The distinct texts the documents `members` embed, in first-seen order.

@@ -481,12 +481,13 @@ impl Engine {
             span.record("candidates", lexical.len());
             lexical
         };
+        // The model reads the acronyms spelled out, in the question and in its owner; the
+        // lexical index and the named-member rule keep the words as written.
+        let read = generation.acronyms.expand(query);
         let mut vector = Vec::new();
         let mut embedded = None;
         if generation.has_vectors() && !query.is_empty() {
-            // The model reads the acronyms spelled out; the lexical index and the named-member
-            // rule keep the words as written.
-            match self.query_embedding(&generation.acronyms.expand(query)) {
+            match self.query_embedding(&read) {
                 Some(q) => {
                     let span = tracing::info_span!(
                         "wayfinder.vector_search",
@@ -535,9 +536,10 @@ impl Engine {
             });
             merge.record("token_matched", true);
         }
-        // The owner's words go through the model as the question's do (acronyms spelled out).
-        let owner = owner_phrase(&generation.acronyms.expand(query))
-            .filter(|_| embedded.is_some())
+        let owner = embedded
+            .is_some()
+            .then(|| owner_phrase(&read))
+            .flatten()
             .and_then(|owner| self.query_embedding(&owner));
         if let Some(owner) = owner {
             add_owner_evidence(catalog, &mut ranked, |ty| {

@@ -87,11 +87,7 @@ impl ViewBlock {
             ..ViewBlock::default()
         };
         for &member in members {
-            let shard = generation
-                .documents
-                .get(member.index())
-                .and_then(|d| generation.shards.get(d.shard.index()).map(|s| (d, s)));
-            let Some((document, ShardState::Ready(shard))) = shard else {
+            let Some((document, shard)) = generation.ready_shard_of(member) else {
                 continue;
             };
             let first = block.vectors.len() / dimension;
@@ -221,9 +217,15 @@ impl Generation {
 
     /// The content-token vectors of `member`'s document text, when its shard has them.
     pub(crate) fn member_tokens(&self, member: MemberId) -> Option<&TokenVectors> {
+        let (document, shard) = self.ready_shard_of(member)?;
+        shard.tokens(document.text_view().key)
+    }
+
+    /// `member`'s document and its shard, when that shard has vectors.
+    fn ready_shard_of(&self, member: MemberId) -> Option<(&Document, &VectorShard)> {
         let document = self.documents.get(member.index())?;
         match self.shards.get(document.shard.index())? {
-            ShardState::Ready(shard) => shard.tokens(document.text_view().key),
+            ShardState::Ready(shard) => Some((document, shard)),
             _ => None,
         }
     }
@@ -237,11 +239,8 @@ impl Generation {
 
     /// `member`'s mean similarity over its views to `query`, when its shard has vectors.
     pub(crate) fn similarity(&self, member: MemberId, query: &[f32]) -> Option<f32> {
-        let document = self.documents.get(member.index())?;
-        match self.shards.get(document.shard.index())? {
-            ShardState::Ready(shard) => Some(self.mean_similarity(shard, member, query)),
-            _ => None,
-        }
+        let (_, shard) = self.ready_shard_of(member)?;
+        Some(self.mean_similarity(shard, member, query))
     }
 
     fn mean_similarity(&self, shard: &VectorShard, member: MemberId, query: &[f32]) -> f32 {

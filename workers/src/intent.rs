@@ -97,11 +97,7 @@ pub struct Intent {
 
 impl Intent {
     pub fn of(query: &str) -> Self {
-        let words: Vec<String> = query
-            .split(|c: char| !(c.is_alphabetic() || c == '\''))
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
+        let words = lowercase_words(query, char::is_alphabetic);
         let filter = narrows_a_list(&words);
         let (Some(first), Some(second)) = (words.first(), words.get(1)) else {
             return Intent {
@@ -124,31 +120,27 @@ impl Intent {
 /// the words after `of`, `on`, `for` or `in` and a determiner, up to three and up to a function
 /// word (`remaining money on a gift card` -> `gift card`); the first in the question.
 pub fn owner_phrase(query: &str) -> Option<String> {
-    let words: Vec<&str> = query
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .filter(|w| !w.is_empty())
-        .collect();
-    let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let words = lowercase_words(query, char::is_alphanumeric);
     let function = |w: &str| {
         NOT_A_VERB.contains(&w)
             || DETERMINERS.contains(&w)
             || OWNER_PREPOSITIONS.contains(&w)
             || PHRASE_ENDS.contains(&w)
     };
-    for (i, word) in lower.iter().enumerate() {
+    for (i, word) in words.iter().enumerate() {
         if let Some(owner) = word.strip_suffix("'s").filter(|o| !o.is_empty()) {
-            let before = lower[..i].iter().rev().take(2).take_while(|w| !function(w));
+            let before = words[..i].iter().rev().take(2).take_while(|w| !function(w));
             let mut phrase: Vec<&str> = before.map(String::as_str).collect();
             phrase.reverse();
             phrase.push(owner);
             return Some(phrase.join(" "));
         }
         let opens = OWNER_PREPOSITIONS.contains(&word.as_str())
-            && lower
+            && words
                 .get(i + 1)
                 .is_some_and(|d| DETERMINERS.contains(&d.as_str()));
         if opens {
-            let phrase: Vec<&str> = lower[i + 2..]
+            let phrase: Vec<&str> = words[i + 2..]
                 .iter()
                 .take_while(|w| !function(w))
                 .take(3)
@@ -160,6 +152,15 @@ pub fn owner_phrase(query: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The query's words, lowercased: runs of `letter` characters and apostrophes.
+fn lowercase_words(query: &str, letter: fn(char) -> bool) -> Vec<String> {
+    query
+        .split(|c: char| !(letter(c) || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// A plural noun, in the first three words and after content words only, followed by a word
@@ -222,34 +223,28 @@ mod tests {
 
     #[test]
     fn an_owner_is_a_possessive_or_follows_a_preposition_and_a_determiner() {
-        let owner = |q: &str| owner_phrase(q);
-        assert_eq!(
-            owner("current user's display name").as_deref(),
-            Some("current user")
-        );
-        assert_eq!(
-            owner("get the logged in shopper's account").as_deref(),
-            Some("shopper")
-        );
-        assert_eq!(
-            owner("remaining money on a gift card").as_deref(),
-            Some("gift card")
-        );
-        assert_eq!(
-            owner("how long delivery takes for a shipping method").as_deref(),
-            Some("shipping method")
-        );
-        assert_eq!(
-            owner("only certain event types in an issue's history").as_deref(),
-            Some("issue history")
-        );
-        assert_eq!(
-            owner("people subscribed to notifications for a repository").as_deref(),
-            Some("repository")
-        );
-        assert_eq!(owner("cancel an order"), None);
-        assert_eq!(owner("items in shopping carts"), None);
-        assert_eq!(owner("'s"), None);
+        for (query, owner) in [
+            ("current user's display name", Some("current user")),
+            ("get the logged in shopper's account", Some("shopper")),
+            ("remaining money on a gift card", Some("gift card")),
+            (
+                "how long delivery takes for a shipping method",
+                Some("shipping method"),
+            ),
+            (
+                "only certain event types in an issue's history",
+                Some("issue history"),
+            ),
+            (
+                "people subscribed to notifications for a repository",
+                Some("repository"),
+            ),
+            ("cancel an order", None),
+            ("items in shopping carts", None),
+            ("'s", None),
+        ] {
+            assert_eq!(owner_phrase(query).as_deref(), owner, "{query}");
+        }
     }
 
     #[test]

@@ -79,6 +79,7 @@ pub fn start(model: ModelConfig, threads: usize, workers: &Workers) -> Addr<Embe
         threads.max(1),
         || std::thread::Builder::new().name("wayfinder-embed".into()),
         move || {
+            // Names the token, so the factory, which every worker thread holds, owns a clone.
             let _alive = &alive;
             EmbedWorker {
                 embedder: Embedder::load(&model, 1).inspect_err(|error| {

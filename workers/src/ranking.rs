@@ -223,17 +223,9 @@ pub fn add_path_evidence(
 ) {
     let mut gains: HashMap<MemberId, f32> = HashMap::new();
     for &(member, score) in ranked.iter().take(PATH_DEPTH) {
-        let paths = match visibility.as_contract() {
-            Some(contract) => contract.paths_to_root(member),
-            None => catalog.paths_to_root(member),
-        };
         // The step before the member, unless that is the root field the path starts from.
-        let Some(&through) = paths.first().and_then(|path| {
-            path.len()
-                .checked_sub(2)
-                .filter(|&i| i > 0)
-                .map(|i| &path[i])
-        }) else {
+        let paths = visibility.paths_to_root(catalog, member);
+        let Some(&[_root, .., through, _member]) = paths.first().map(|path| &path[..]) else {
             continue;
         };
         if catalog.member(through).kind == MemberKind::Field {

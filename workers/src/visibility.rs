@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use wayfinder_supergraph::{Contract, MemberId};
+use wayfinder_supergraph::{Catalog, Contract, MemberId};
 
 #[derive(Debug, Clone, Default)]
 pub struct Visibility(Option<Arc<Contract>>);
@@ -25,5 +25,17 @@ impl Visibility {
 
     pub fn as_contract(&self) -> Option<&Contract> {
         self.0.as_deref()
+    }
+
+    /// `member`'s paths to the roots through visible members only.
+    pub fn paths_to_root<'a>(
+        &'a self,
+        catalog: &'a Catalog,
+        member: MemberId,
+    ) -> &'a [Box<[MemberId]>] {
+        match self.as_contract() {
+            Some(contract) => contract.paths_to_root(member),
+            None => catalog.paths_to_root(member),
+        }
     }
 }
