@@ -150,6 +150,13 @@ pub fn top_coordinates(engine: &Engine, query: &str, first: usize) -> Vec<String
         .collect()
 }
 
+/// Whether `above` is among the first `within` of `hits` and `below` comes after it, if at all.
+pub fn ranks_above(hits: &[String], above: &str, within: usize, below: &str) -> bool {
+    let rank = |c: &str| hits.iter().position(|h| h == c);
+    let above = rank(above).filter(|r| *r < within);
+    above.is_some() && rank(below).is_none_or(|below| above < Some(below))
+}
+
 /// A fresh, empty folder under the system's temporary folder, unique to this process.
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wayfinder-{name}-{}", std::process::id()));

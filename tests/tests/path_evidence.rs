@@ -1,7 +1,7 @@
 //! Path evidence pinned with the real model: a question whose words best match a member deep
 //! inside a connection asks for the field that connection is reached through.
 
-use wayfinder_tests::{indexed_engine, top_coordinates};
+use wayfinder_tests::{indexed_engine, ranks_above, top_coordinates};
 
 const CODE_HOST: &str = r#"
 type Query {
@@ -66,11 +66,8 @@ fn a_field_rises_with_the_members_found_through_it() {
         "breakdown of the codebase by programming lang, with byte sizes",
         10,
     );
-    let rank = |c: &str| hits.iter().position(|h| h == c);
-    let languages = rank("Repository.languages");
-    assert!(languages.is_some_and(|r| r < 4), "{hits:?}");
     assert!(
-        rank("Repository.diskUsage").is_none_or(|disk| languages < Some(disk)),
+        ranks_above(&hits, "Repository.languages", 4, "Repository.diskUsage"),
         "{hits:?}"
     );
 }

@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use wayfinder_supergraph::ContractFilter;
-use wayfinder_tests::{indexed_engine, top_coordinates};
+use wayfinder_tests::{indexed_engine, ranks_above, top_coordinates};
 use wayfinder_workers::{Engine, SearchRequest};
 
 const SHOP: &str = r#"
@@ -159,10 +159,15 @@ fn an_argument_can_be_the_top_hit() {
 #[test]
 fn subscriptions_yield_to_the_query_with_the_same_words() {
     let hits = top("a product that was created", 10);
-    let rank = |c: &str| hits.iter().position(|h| h == c);
-    let (event, product) = (rank("Subscription.productCreated"), rank("Query.product"));
-    assert!(product.is_some(), "{hits:?}");
-    assert!(event.is_none() || event > product, "{hits:?}");
+    assert!(
+        ranks_above(
+            &hits,
+            "Query.product",
+            hits.len(),
+            "Subscription.productCreated"
+        ),
+        "{hits:?}"
+    );
 }
 
 #[test]
@@ -186,11 +191,8 @@ fn a_lookup_yields_to_the_member_asked_for() {
     // `Query.voucher(code:)` shares every word with the question, but it is the way in to a
     // voucher, not a voucher's code.
     let hits = top("the code of a voucher", 10);
-    let rank = |c: &str| hits.iter().position(|h| h == c);
-    let code = rank("Voucher.code");
-    assert!(code.is_some_and(|r| r < 3), "{hits:?}");
     assert!(
-        rank("Query.voucher").is_none_or(|lookup| code < Some(lookup)),
+        ranks_above(&hits, "Voucher.code", 3, "Query.voucher"),
         "{hits:?}"
     );
 }
