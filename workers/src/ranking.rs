@@ -175,7 +175,10 @@ const OWNER_MARGIN: f32 = 0.05;
 /// is, within [`OWNER_MARGIN`], the most like that owner among theirs gains [`OWNER_SHARE`] of
 /// the likeness. `like_owner` is a type's similarity to the owner's words (`None` without
 /// vectors). Only the likeliest types gain: the owner names one thing, and every type sharing
-/// some of its words (`band` with both `Artist` and `AlbumGroup`) would otherwise rise too.
+/// some of its words would otherwise rise too. Only object and interface types can be owners:
+/// what a question says something has is a thing with fields, so an enum or input type that
+/// shares the owner's words (`band` is more like the enum `AlbumGroup` than `Artist`) neither
+/// gains nor keeps the likeliest type from gaining.
 pub fn add_owner_evidence(
     catalog: &Catalog,
     ranked: &mut [(MemberId, f32)],
@@ -186,7 +189,10 @@ pub fn add_owner_evidence(
         .iter()
         .take(OWNER_DEPTH)
         .map(|(member, _)| {
-            let ty = catalog.container(*member).filter(|c| c.kind.is_type())?.id;
+            let ty = catalog
+                .container(*member)
+                .filter(|c| matches!(c.kind, MemberKind::Object | MemberKind::Interface))?
+                .id;
             *likeness.entry(ty).or_insert_with(|| like_owner(ty))
         })
         .collect();
@@ -436,5 +442,40 @@ mod tests {
             ["Repository.languages(first:)", "Repository.languages"]
         );
         assert!((list[1].1 - PATH_SHARE * 0.4).abs() < 1e-6);
+    }
+
+    #[test]
+    fn only_a_type_with_fields_can_own_what_the_question_asks_for() {
+        let catalog = Catalog::from_sdl(
+            r#"
+            type Query { artist(id: ID!): Artist }
+            type Artist { topTracks: [String!]! albums(group: AlbumGroup): [String!]! }
+            enum AlbumGroup { SINGLE ALBUM }
+            "#,
+            "test.graphql",
+            CatalogOptions::default(),
+        )
+        .unwrap();
+        let mut list = ranked(
+            &catalog,
+            &[
+                ("AlbumGroup.SINGLE", 0.5),
+                ("Artist.topTracks", 0.48),
+                ("Artist.albums(group:)", 0.4),
+            ],
+        );
+        let like = |c: &str| catalog.get(c).map(|m| m.id).expect(c);
+        let (artist, album_group) = (like("Artist"), like("AlbumGroup"));
+        add_owner_evidence(&catalog, &mut list, |ty| {
+            (ty == artist).then_some(0.5).or((ty == album_group).then_some(0.7))
+        });
+        assert_eq!(
+            coordinates(&catalog, &list),
+            ["Artist.topTracks", "AlbumGroup.SINGLE", "Artist.albums(group:)"]
+        );
+        assert!((list[0].1 - (0.48 + OWNER_SHARE * 0.5)).abs() < 1e-6);
+        assert_eq!(list[1].1, 0.5);
+        // An argument belongs to its field's type.
+        assert!((list[2].1 - (0.4 + OWNER_SHARE * 0.5)).abs() < 1e-6);
     }
 }
