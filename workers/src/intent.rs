@@ -1,12 +1,12 @@
 //! Query intent: what the shape of a question says about the kind of member it wants, before
 //! any index is consulted.
 //!
-//! An imperative ("cancel an order", "log in", "put songs on a playlist") asks to change
+//! An imperative ("cancel an order", "log in", "set where an order ships") asks to change
 //! something, which in GraphQL is a mutation. A plural noun qualified by a clause ("orders
 //! that were cancelled", "PRs coming from a branch") asks for a list narrowed down, which is an
 //! argument of a read, or a value or input field such an argument takes. The tests are
 //! grammatical, not topical: an imperative opens with a base-form verb followed by a
-//! determiner or a particle. A question about a property names what has it (`a user's bio`,
+//! determiner, a particle or a question word. A question about a property names what has it (`a user's bio`,
 //! `the balance on a gift card`): that owner is the type whose fields it wants. Only closed
 //! classes of English words are listed (determiners, particles, prepositions, auxiliaries,
 //! question words, clause openers), plus the verbs that read rather than write (`get`, `list`,
@@ -48,8 +48,9 @@ const PHRASE_ENDS: &[&str] = &[
     "and", "at", "by", "from", "i", "me", "or", "to", "we", "with", "without",
 ];
 
-/// What may follow an imperative verb: a determiner (`cancel an order`, `assign someone`) or a
-/// particle of a phrasal verb (`log in`, `sign up`).
+/// What may follow an imperative verb: a determiner (`cancel an order`, `assign someone`), a
+/// particle of a phrasal verb (`log in`, `sign up`), or a question word opening the clause
+/// that is the verb's object (`set where the order ships`, `choose which card pays`).
 const AFTER_A_VERB: &[&str] = &[
     "a",
     "all",
@@ -63,6 +64,7 @@ const AFTER_A_VERB: &[&str] = &[
     "every",
     "her",
     "his",
+    "how",
     "in",
     "its",
     "my",
@@ -83,6 +85,9 @@ const AFTER_A_VERB: &[&str] = &[
     "this",
     "those",
     "up",
+    "what",
+    "where",
+    "which",
     "your",
 ];
 
@@ -192,8 +197,18 @@ mod tests {
             "log in and get a token",
             "assign someone to an issue",
             "Archive the repository",
+            "set where the order should ship",
+            "choose which payment method to use",
         ] {
             assert!(Intent::of(query).action, "{query}");
+        }
+        for query in [
+            "orders where payment was only partly authorized",
+            "check whether the user has these records saved",
+            "show which buttons are greyed out",
+            "how long is the song",
+        ] {
+            assert!(!Intent::of(query).action, "{query}");
         }
     }
 
