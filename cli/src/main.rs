@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 
@@ -68,6 +68,9 @@ enum Command {
     },
 }
 
+/// Longest the process waits at exit for calls in flight inside ONNX Runtime.
+const RUNTIME_EXIT_WAIT: Duration = Duration::from_secs(30);
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
@@ -77,7 +80,11 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    match run(cli.command) {
+    let result = run(cli.command);
+    // Pool threads may still be inside ONNX Runtime; it must be left before the exit handlers
+    // tear it down.
+    wayfinder_workers::close_runtime(RUNTIME_EXIT_WAIT);
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("wayfinder: {error:#}");

@@ -5,9 +5,16 @@
 //! padded to the longest in the batch (callers sort by length so padding stays small), run, and
 //! pooled over the attention mask, then L2-normalised so a dot product is a cosine. The same
 //! pass keeps the contextual vectors of the text's content tokens ([`crate::tokens`]).
+//!
+//! Exit: ONNX Runtime's globals are destroyed by the process's exit handlers, and a thread
+//! still inside the runtime then crashes the process. Every call into it (loading, running,
+//! releasing a session) passes a gate that [`close_runtime`] shuts before the process exits:
+//! it waits for the calls in flight, and later ones fail with [`EmbedError::Closed`] without
+//! touching the runtime.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use ort::session::Session;
 use ort::value::Tensor;
@@ -36,6 +43,71 @@ pub enum EmbedError {
     },
     #[error("embedding failed: {0}")]
     Inference(String),
+    #[error("ONNX Runtime is closed: the process is exiting")]
+    Closed,
+}
+
+/// Calls into ONNX Runtime under way, and whether [`close_runtime`] has shut the gate.
+struct Gate {
+    calls: usize,
+    closed: bool,
+}
+
+static GATE: Mutex<Gate> = Mutex::new(Gate {
+    calls: 0,
+    closed: false,
+});
+/// Signalled when the last call in flight leaves.
+static GATE_IDLE: Condvar = Condvar::new();
+
+fn gate() -> MutexGuard<'static, Gate> {
+    GATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// One call into ONNX Runtime: the runtime stays open until it is dropped.
+struct RuntimeCall;
+
+impl RuntimeCall {
+    fn enter() -> Result<Self, EmbedError> {
+        let mut gate = gate();
+        if gate.closed {
+            return Err(EmbedError::Closed);
+        }
+        gate.calls += 1;
+        Ok(RuntimeCall)
+    }
+}
+
+impl Drop for RuntimeCall {
+    fn drop(&mut self) {
+        let mut gate = gate();
+        gate.calls -= 1;
+        if gate.calls == 0 {
+            GATE_IDLE.notify_all();
+        }
+    }
+}
+
+/// Shuts ONNX Runtime for the rest of the process and waits up to `timeout` for the calls in
+/// flight to leave it; true if none is left. Later calls fail with [`EmbedError::Closed`], and
+/// sessions dropped afterwards are leaked rather than released. Call it when the process is
+/// about to exit: the runtime's globals are destroyed by the exit handlers, and a thread still
+/// inside the runtime then crashes the process.
+pub fn close_runtime(timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    let mut gate = gate();
+    gate.closed = true;
+    while gate.calls > 0 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        gate = GATE_IDLE
+            .wait_timeout(gate, left)
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .0;
+    }
+    true
 }
 
 /// The ONNX Runtime library can be loaded once per process; every later session reuses it.
@@ -93,7 +165,8 @@ pub fn model_key(config: &ModelConfig) -> Result<u64, EmbedError> {
 }
 
 pub struct Embedder {
-    session: Session,
+    /// Always `Some` until the embedder is dropped (see [`Embedder`]'s `Drop`).
+    session: Option<Session>,
     tokenizer: Tokenizer,
     pooling: Pooling,
     dimension: usize,
@@ -113,6 +186,7 @@ pub struct Embedding {
 impl Embedder {
     /// Loads the model with `threads` intra-op threads.
     pub fn load(config: &ModelConfig, threads: usize) -> Result<Self, EmbedError> {
+        let call = RuntimeCall::enter()?;
         let environment = environment(&config.runtime)?;
         let model_error = |message: String| EmbedError::Model {
             path: config.onnx.clone(),
@@ -163,7 +237,7 @@ impl Embedder {
         }
 
         let mut embedder = Embedder {
-            session,
+            session: Some(session),
             tokenizer,
             pooling: config.pooling,
             dimension: config.dimension,
@@ -172,7 +246,8 @@ impl Embedder {
             content,
         };
         // One call proves the model runs and has the configured width before any document
-        // depends on it.
+        // depends on it (it passes the gate itself).
+        drop(call);
         embedder.embed(&["wayfinder"])?;
         Ok(embedder)
     }
@@ -192,6 +267,9 @@ impl Embedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
+        // Declared first, so dropped last: the inputs and outputs release runtime values too.
+        let _call = RuntimeCall::enter()?;
+        let session = self.session.as_mut().ok_or(EmbedError::Closed)?;
         let encodings = texts
             .iter()
             .map(|text| self.tokenizer.encode(*text, true))
@@ -223,8 +301,7 @@ impl Embedder {
         if self.takes_token_types {
             inputs.push(("token_type_ids".into(), tensor(types)?.into()));
         }
-        let outputs = self
-            .session
+        let outputs = session
             .run(inputs)
             .map_err(|e| EmbedError::Inference(e.to_string()))?;
         let (out_shape, hidden) = outputs[0]
@@ -274,6 +351,18 @@ impl Embedder {
             embeddings.push(Embedding { vector, tokens });
         }
         Ok(embeddings)
+    }
+}
+
+impl Drop for Embedder {
+    /// Releases the session while the runtime is open; once it is closed, leaks it: releasing
+    /// it would call into a runtime that may already be torn down.
+    fn drop(&mut self) {
+        let session = self.session.take();
+        match RuntimeCall::enter() {
+            Ok(_call) => drop(session),
+            Err(_) => std::mem::forget(session),
+        }
     }
 }
 

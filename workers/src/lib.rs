@@ -28,6 +28,7 @@ pub mod vector;
 pub mod visibility;
 
 pub use config::{EngineConfig, ModelConfig, Pooling};
+pub use embed::close_runtime;
 pub use engine::{
     Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults, Swap,
 };

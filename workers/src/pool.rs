@@ -8,8 +8,10 @@
 //!
 //! Shutdown: the arbiter's threads cannot be joined, and one may still be loading or running a
 //! session after the actor system stops. ONNX Runtime's globals are destroyed when the process
-//! exits, so a worker still inside it then crashes the process; [`Workers::wait_stopped`] lets
-//! the engine wait for every worker to leave before it is dropped.
+//! exits, so a worker still inside it then crashes the process: [`Workers::wait_stopped`] lets
+//! the engine wait for every worker to leave before it is dropped, and a process that never
+//! drops its engine (the router keeps it in a static) closes the runtime before it exits
+//! ([`crate::embed::close_runtime`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
