@@ -1,5 +1,5 @@
 //! The whole retrieval pipeline on one dev set with the real model, against floors a question
-//! or so below the figures `wayfinder eval` gives (bench/README.md, ablation step 12), so a
+//! or so below the figures `wayfinder eval` gives (bench/README.md, ablation step 15), so a
 //! change to documents, intent or ranking cannot lose them silently. The spotify set indexes
 //! in seconds; github and saleor take minutes and are measured with `wayfinder eval`.
 
@@ -20,8 +20,9 @@ fn the_spotify_dev_set_keeps_its_figures() {
     let overall = report.overall;
     println!("{overall:?}");
     // 52 questions: one question is 0.019 of recall.
-    assert!(overall.recall_at_1 >= 0.48, "{overall:?}");
-    assert!(overall.recall_at_5 >= 0.71, "{overall:?}");
-    assert!(overall.recall_at_10 >= 0.82, "{overall:?}");
-    assert!(overall.mrr_at_10 >= 0.59, "{overall:?}");
+    // Now 0.538 / 0.750 / 0.827 / 0.625.
+    assert!(overall.recall_at_1 >= 0.51, "{overall:?}");
+    assert!(overall.recall_at_5 >= 0.73, "{overall:?}");
+    assert!(overall.recall_at_10 >= 0.80, "{overall:?}");
+    assert!(overall.mrr_at_10 >= 0.61, "{overall:?}");
 }

@@ -220,3 +220,20 @@ fn an_action_never_reaches_a_mutation_outside_the_contract() {
         hits.hits.iter().map(|h| &h.coordinate).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_thin_member_yields_unless_the_question_names_it() {
+    // On the spotify schema, `AlbumGroup` and its values say nothing but their names: "group"
+    // and "tracks" find them through the enum's name. Not a dev question.
+    let path = wayfinder_tests::schema_path("federated/spotify-showcase/supergraph.graphql");
+    let sdl = std::fs::read_to_string(&path).expect("the spotify schema is readable");
+    let engine = indexed_engine(&sdl, "supergraph.graphql");
+    let hits = top_coordinates(&engine, "a group's best known tracks", 10);
+    assert!(
+        ranks_above(&hits, "Artist.topTracks", 5, "AlbumGroup.SINGLE"),
+        "{hits:?}"
+    );
+    // Named by the question, a thin value keeps its place.
+    let hits = top_coordinates(&engine, "which albums are singles", 2);
+    assert!(hits.iter().all(|c| c.ends_with(".SINGLE")), "{hits:?}");
+}

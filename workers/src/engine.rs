@@ -33,8 +33,8 @@ use crate::intent::{owner_phrase, Intent};
 use crate::lexical::{LexicalError, LexicalIndex};
 use crate::pool::Workers;
 use crate::ranking::{
-    add_owner_evidence, add_path_evidence, add_token_evidence, demote_deprecated, fuse,
-    named_members, put_named_first, Fusion,
+    add_owner_evidence, add_path_evidence, add_token_evidence, demote_deprecated,
+    demote_unnamed_thin, fuse, named_members, put_named_first, Fusion,
 };
 use crate::status::{IndexReport, Progress, Status};
 use crate::tokens::QueryTokens;
@@ -525,6 +525,9 @@ impl Engine {
             self.fusion,
             intent,
         );
+        demote_unnamed_thin(catalog, &mut ranked, query, |text| {
+            generation.lexical.terms(text)
+        });
         let query_tokens = embedded
             .as_ref()
             .and_then(|q| QueryTokens::new(&q.tokens, generation.token_frequencies()));

@@ -132,7 +132,7 @@ impl LexicalIndex {
     /// The query's distinct words after the analyzer (lower case, stemmed, no stop words),
     /// identifiers in it both whole and split into words (`timelineItems`: `timelineitem`,
     /// `timelin`, `item`).
-    fn terms(&self, query: &str) -> Vec<String> {
+    pub(crate) fn terms(&self, query: &str) -> Vec<String> {
         let mut analyzer = self.analyzer.clone();
         let expanded = format!("{query} {}", split_identifier(query));
         let mut stream = analyzer.token_stream(&expanded);
