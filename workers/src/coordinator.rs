@@ -244,6 +244,7 @@ impl Coordinator {
             keys: Arc::clone(&request.keys),
             mutation_views: Default::default(),
             token_frequencies: Default::default(),
+            thin_names: Default::default(),
             acronyms: Arc::clone(&request.acronyms),
         });
     }

@@ -379,6 +379,7 @@ impl Engine {
                 keys: Arc::clone(&keys),
                 mutation_views: Default::default(),
                 token_frequencies: Default::default(),
+                thin_names: Default::default(),
                 acronyms: Arc::clone(&acronyms),
             });
         }
@@ -525,9 +526,12 @@ impl Engine {
             self.fusion,
             intent,
         );
-        demote_unnamed_thin(catalog, &mut ranked, query, |text| {
-            generation.lexical.terms(text)
-        });
+        demote_unnamed_thin(
+            catalog,
+            &mut ranked,
+            &generation.lexical.terms(query),
+            generation.thin_names(),
+        );
         let query_tokens = embedded
             .as_ref()
             .and_then(|q| QueryTokens::new(&q.tokens, generation.token_frequencies()));

@@ -12,6 +12,7 @@ use crate::acronyms::Acronyms;
 use crate::document::Document;
 use crate::embed::dot;
 use crate::lexical::{LexicalError, LexicalIndex};
+use crate::ranking::is_thin;
 use crate::tokens::{TokenFrequencies, TokenVectors};
 use crate::vector::{VectorError, VectorShard};
 use crate::visibility::Visibility;
@@ -65,6 +66,9 @@ pub struct Generation {
     /// How many members' document texts hold each token, over the ready shards; made on the
     /// first search that matches tokens.
     pub(crate) token_frequencies: OnceLock<TokenFrequencies>,
+    /// The name of each thin member ([`crate::ranking::is_thin`]) as the lexical index reads
+    /// it; made on the first search.
+    pub(crate) thin_names: OnceLock<HashMap<MemberId, Vec<String>>>,
     /// The catalog's acronyms, made on publishing it.
     pub(crate) acronyms: Arc<Acronyms>,
 }
@@ -207,6 +211,17 @@ impl Generation {
             best_first(&mut scored);
         }
         Ok(scored)
+    }
+
+    pub(crate) fn thin_names(&self) -> &HashMap<MemberId, Vec<String>> {
+        self.thin_names.get_or_init(|| {
+            self.catalog
+                .members()
+                .iter()
+                .filter(|member| is_thin(&self.catalog, member))
+                .map(|member| (member.id, self.lexical.terms(&member.name)))
+                .collect()
+        })
     }
 
     pub(crate) fn token_frequencies(&self) -> &TokenFrequencies {

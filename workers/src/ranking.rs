@@ -326,30 +326,34 @@ pub fn put_named_first(ranked: &mut Vec<(MemberId, f32)>, named: &[MemberId]) {
 /// the three dev sets: 0.8-0.95 gave the same top fives; github has no thin member).
 const UNNAMED_THIN: f32 = 0.9;
 
-/// A thin member (no description of its own, and none on the field or type it belongs to) is
-/// found through the words its name shares with its parent's: `SaleType.PERCENTAGE` matches
-/// "how many units of this item are left to sell" through `sale`. Its name is all it says, so
-/// unless the question uses that name (`ReleaseDatePrecision.YEAR` for "release date only
-/// known to the year"), it keeps [`UNNAMED_THIN`] of its score. `terms` gives a text's words as
-/// the lexical index reads them (stemmed), for the question and the names alike.
+/// A member with no description of its own and none on the field or type it belongs to: its
+/// name is all it says.
+pub fn is_thin(catalog: &Catalog, member: &Member) -> bool {
+    member.description.is_none()
+        && !member.builtin
+        && member
+            .parent
+            .is_none_or(|parent| catalog.member(parent).description.is_none())
+}
+
+/// A thin member ([`is_thin`]) is found through the words its name shares with its parent's:
+/// `SaleType.PERCENTAGE` matches "how many units of this item are left to sell" through
+/// `sale`. Unless the question uses its own name (`ReleaseDatePrecision.YEAR` for "release
+/// date only known to the year"), it keeps [`UNNAMED_THIN`] of its score. `asked` holds the
+/// question's words and `thin_names` each thin member's name words, both as the lexical index
+/// reads them (stemmed).
 pub fn demote_unnamed_thin(
     catalog: &Catalog,
     ranked: &mut [(MemberId, f32)],
-    query: &str,
-    terms: impl Fn(&str) -> Vec<String>,
+    asked: &[String],
+    thin_names: &HashMap<MemberId, Vec<String>>,
 ) {
-    let asked = terms(query);
-    let thin = |member: &Member| {
-        member.description.is_none()
-            && !member.builtin
-            && member
-                .parent
-                .is_none_or(|parent| catalog.member(parent).description.is_none())
-    };
     let mut changed = false;
     for (member, score) in ranked.iter_mut() {
-        let member = catalog.member(*member);
-        if thin(member) && !terms(&member.name).iter().any(|t| asked.contains(t)) {
+        let Some(name) = thin_names.get(member) else {
+            continue;
+        };
+        if !name.iter().any(|word| asked.contains(word)) {
             *score *= UNNAMED_THIN;
             changed = true;
         }
@@ -547,6 +551,32 @@ mod tests {
                 .map(str::to_lowercase)
                 .collect()
         };
+        let thin_names: HashMap<MemberId, Vec<String>> = catalog
+            .members()
+            .iter()
+            .filter(|member| is_thin(&catalog, member))
+            .map(|member| (member.id, words(&member.name)))
+            .collect();
+        // The values of an undescribed enum are thin, those of a described one are not; a
+        // described field is not.
+        let coordinate = |id: &MemberId| catalog.member(*id).coordinate.as_str();
+        let mut thin: Vec<&str> = thin_names.keys().map(coordinate).collect();
+        thin.sort();
+        assert_eq!(
+            thin,
+            [
+                "Query",
+                "Query.sale",
+                "Query.variant",
+                "Sale",
+                "Sale.type",
+                "SaleType",
+                "SaleType.FIXED",
+                "SaleType.PERCENTAGE",
+                "Variant",
+                "Variant.precision"
+            ]
+        );
         let scored = [
             ("SaleType.PERCENTAGE", 0.5),
             ("Precision.DAY", 0.49),
@@ -554,12 +584,8 @@ mod tests {
         ];
 
         let mut list = ranked(&catalog, &scored);
-        demote_unnamed_thin(
-            &catalog,
-            &mut list,
-            "how many units are left to sell",
-            words,
-        );
+        let asked = words("how many units are left to sell");
+        demote_unnamed_thin(&catalog, &mut list, &asked, &thin_names);
         assert_eq!(
             coordinates(&catalog, &list),
             [
@@ -572,7 +598,7 @@ mod tests {
 
         // Named by the question, a thin member keeps its score.
         let mut list = ranked(&catalog, &scored);
-        demote_unnamed_thin(&catalog, &mut list, "sales by percentage", words);
+        demote_unnamed_thin(&catalog, &mut list, &words("percentage off"), &thin_names);
         assert_eq!(list[0], ranked(&catalog, &scored)[0]);
     }
 }
