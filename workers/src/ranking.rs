@@ -323,7 +323,7 @@ pub fn put_named_first(ranked: &mut Vec<(MemberId, f32)>, named: &[MemberId]) {
 }
 
 /// Share of its score a thin member keeps when the question does not use its name (measured on
-/// the three dev sets: 0.8-0.95 gave the same top fives; github has no thin member).
+/// the three dev sets: 0.8-0.95 gave the same recall@5; github has no thin member).
 const UNNAMED_THIN: f32 = 0.9;
 
 /// A member with no description of its own and none on the field or type it belongs to: its
