@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
@@ -68,9 +68,6 @@ enum Command {
     },
 }
 
-/// Longest the process waits at exit for calls in flight inside ONNX Runtime.
-const RUNTIME_EXIT_WAIT: Duration = Duration::from_secs(30);
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
@@ -83,7 +80,7 @@ fn main() -> ExitCode {
     let result = run(cli.command);
     // Pool threads may still be inside ONNX Runtime; it must be left before the exit handlers
     // tear it down.
-    wayfinder_workers::close_runtime(RUNTIME_EXIT_WAIT);
+    wayfinder_workers::close_runtime(wayfinder_workers::EXIT_WAIT);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

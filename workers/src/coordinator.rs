@@ -26,6 +26,7 @@ use crate::engine::{Shared, Swap};
 use crate::generation::{Generation, ShardState};
 use crate::indexer::{BuildShard, IndexerContext, ShardBuilt, ShardIndexer};
 use crate::lexical::LexicalIndex;
+use crate::ranking::ThinNames;
 use crate::status::IndexReport;
 use crate::vector::VectorShard;
 
@@ -37,6 +38,7 @@ pub(crate) struct Reindex {
     pub lexical: Arc<LexicalIndex>,
     pub keys: Arc<HashMap<u64, MemberId>>,
     pub acronyms: Arc<Acronyms>,
+    pub thin_names: Arc<ThinNames>,
     pub started: Instant,
     pub swap: Swap,
     /// The publisher's span, parent of each shard's indexing span.
@@ -244,7 +246,7 @@ impl Coordinator {
             keys: Arc::clone(&request.keys),
             mutation_views: Default::default(),
             token_frequencies: Default::default(),
-            thin_names: Default::default(),
+            thin_names: Arc::clone(&request.thin_names),
             acronyms: Arc::clone(&request.acronyms),
         });
     }

@@ -88,6 +88,10 @@ impl Drop for RuntimeCall {
     }
 }
 
+/// Longest a process waits at exit for the threads inside ONNX Runtime (a batch being embedded
+/// or a session being loaded).
+pub const EXIT_WAIT: Duration = Duration::from_secs(30);
+
 /// Shuts ONNX Runtime for the rest of the process and waits up to `timeout` for the calls in
 /// flight to leave it; true if none is left. Later calls fail with [`EmbedError::Closed`], and
 /// sessions dropped afterwards are leaked rather than released. Call it when the process is

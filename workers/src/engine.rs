@@ -26,7 +26,7 @@ use crate::config::EngineConfig;
 use crate::coordinator::{Coordinator, Reindex};
 use crate::cursor::{CursorCodec, CursorError};
 use crate::document::documents;
-use crate::embed::{model_key, EmbedError, Embedder, Embedding};
+use crate::embed::{model_key, EmbedError, Embedder, Embedding, EXIT_WAIT};
 use crate::generation::{Generation, SearchMode, ShardState};
 use crate::indexer::IndexerContext;
 use crate::intent::{owner_phrase, Intent};
@@ -34,7 +34,7 @@ use crate::lexical::{LexicalError, LexicalIndex};
 use crate::pool::Workers;
 use crate::ranking::{
     add_owner_evidence, add_path_evidence, add_token_evidence, demote_deprecated,
-    demote_unnamed_thin, fuse, named_members, put_named_first, Fusion,
+    demote_unnamed_thin, fuse, named_members, put_named_first, thin_names, Fusion,
 };
 use crate::status::{IndexReport, Progress, Status};
 use crate::tokens::QueryTokens;
@@ -352,6 +352,7 @@ impl Engine {
                 .collect(),
         );
         let acronyms = Arc::new(Acronyms::of(&catalog));
+        let thin_names = Arc::new(thin_names(&catalog, |name| lexical.terms(name)));
         // One pass over the documents, not one per subgraph (191 subgraphs x 22k documents).
         let mut shards = vec![ShardState::Empty; catalog.subgraphs().len()];
         for document in documents.iter() {
@@ -379,7 +380,7 @@ impl Engine {
                 keys: Arc::clone(&keys),
                 mutation_views: Default::default(),
                 token_frequencies: Default::default(),
-                thin_names: Default::default(),
+                thin_names: Arc::clone(&thin_names),
                 acronyms: Arc::clone(&acronyms),
             });
         }
@@ -396,6 +397,7 @@ impl Engine {
             lexical,
             keys,
             acronyms,
+            thin_names,
             started,
             swap,
             parent: tracing::Span::current(),
@@ -472,13 +474,18 @@ impl Engine {
         let query = request.query.trim();
         let mut mode = generation.mode();
         let intent = Intent::of(query);
+        // The question's words as the lexical index reads them, for its search and for thin
+        // members named by the question.
+        let terms = generation.lexical.terms(query);
         let lexical = {
             let span = tracing::info_span!(
                 "wayfinder.lexical_search",
                 candidates = tracing::field::Empty
             );
             let _entered = span.enter();
-            let lexical = generation.lexical_candidates(query, depth, &visibility)?;
+            let lexical = generation
+                .lexical
+                .search_terms(&terms, depth, &visibility)?;
             span.record("candidates", lexical.len());
             lexical
         };
@@ -526,12 +533,7 @@ impl Engine {
             self.fusion,
             intent,
         );
-        demote_unnamed_thin(
-            catalog,
-            &mut ranked,
-            &generation.lexical.terms(query),
-            generation.thin_names(),
-        );
+        demote_unnamed_thin(catalog, &mut ranked, &terms, &generation.thin_names);
         let query_tokens = embedded
             .as_ref()
             .and_then(|q| QueryTokens::new(&q.tokens, generation.token_frequencies()));
@@ -623,10 +625,6 @@ impl Engine {
     }
 }
 
-/// Longest a dropped engine waits for its embedding workers to finish the batch or session
-/// load they are in.
-const WORKERS_STOP: Duration = Duration::from_secs(30);
-
 impl Drop for Engine {
     fn drop(&mut self) {
         self.system.stop();
@@ -636,9 +634,9 @@ impl Drop for Engine {
         // The stopped system dropped the pool's address, so each worker leaves once its current
         // batch or session load is done; one still inside ONNX Runtime when the process exits
         // would crash it.
-        if !self.embed_workers.wait_stopped(WORKERS_STOP) {
+        if !self.embed_workers.wait_stopped(EXIT_WAIT) {
             tracing::warn!(
-                seconds = WORKERS_STOP.as_secs(),
+                seconds = EXIT_WAIT.as_secs(),
                 "embedding workers still running after the engine stopped"
             );
         }

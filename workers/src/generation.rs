@@ -11,8 +11,8 @@ use wayfinder_supergraph::{Catalog, MemberId};
 use crate::acronyms::Acronyms;
 use crate::document::Document;
 use crate::embed::dot;
-use crate::lexical::{LexicalError, LexicalIndex};
-use crate::ranking::is_thin;
+use crate::lexical::LexicalIndex;
+use crate::ranking::ThinNames;
 use crate::tokens::{TokenFrequencies, TokenVectors};
 use crate::vector::{VectorError, VectorShard};
 use crate::visibility::Visibility;
@@ -66,9 +66,9 @@ pub struct Generation {
     /// How many members' document texts hold each token, over the ready shards; made on the
     /// first search that matches tokens.
     pub(crate) token_frequencies: OnceLock<TokenFrequencies>,
-    /// The name of each thin member ([`crate::ranking::is_thin`]) as the lexical index reads
-    /// it; made on the first search.
-    pub(crate) thin_names: OnceLock<HashMap<MemberId, Vec<String>>>,
+    /// The name of each thin member as the lexical index reads it, made on publishing the
+    /// catalog ([`crate::ranking::thin_names`]).
+    pub(crate) thin_names: Arc<ThinNames>,
     /// The catalog's acronyms, made on publishing it.
     pub(crate) acronyms: Arc<Acronyms>,
 }
@@ -157,15 +157,6 @@ impl Generation {
             .any(|s| matches!(s, ShardState::Ready(_)))
     }
 
-    pub(crate) fn lexical_candidates(
-        &self,
-        query: &str,
-        depth: usize,
-        visibility: &Visibility,
-    ) -> Result<Vec<(MemberId, f32)>, LexicalError> {
-        self.lexical.search(query, depth, visibility)
-    }
-
     /// The visible members of the `depth` views nearest `query` (at most `depth` members),
     /// and with `mutations` every visible mutation field however far it is, each scored by
     /// the mean similarity over all its views, best first.
@@ -211,17 +202,6 @@ impl Generation {
             best_first(&mut scored);
         }
         Ok(scored)
-    }
-
-    pub(crate) fn thin_names(&self) -> &HashMap<MemberId, Vec<String>> {
-        self.thin_names.get_or_init(|| {
-            self.catalog
-                .members()
-                .iter()
-                .filter(|member| is_thin(&self.catalog, member))
-                .map(|member| (member.id, self.lexical.terms(&member.name)))
-                .collect()
-        })
     }
 
     pub(crate) fn token_frequencies(&self) -> &TokenFrequencies {

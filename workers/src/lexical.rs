@@ -86,12 +86,21 @@ impl LexicalIndex {
         limit: usize,
         visibility: &Visibility,
     ) -> Result<Vec<(MemberId, f32)>, LexicalError> {
-        let terms = self.terms(query);
+        self.search_terms(&self.terms(query), limit, visibility)
+    }
+
+    /// [`LexicalIndex::search`] for words already read by [`LexicalIndex::terms`].
+    pub(crate) fn search_terms(
+        &self,
+        terms: &[String],
+        limit: usize,
+        visibility: &Visibility,
+    ) -> Result<Vec<(MemberId, f32)>, LexicalError> {
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len() * 3);
-        for word in &terms {
+        for word in terms {
             for (field, boost) in [
                 (self.title, TITLE_BOOST),
                 (self.names, NAMES_BOOST),

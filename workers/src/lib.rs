@@ -28,7 +28,7 @@ pub mod vector;
 pub mod visibility;
 
 pub use config::{EngineConfig, ModelConfig, Pooling};
-pub use embed::close_runtime;
+pub use embed::{close_runtime, EXIT_WAIT};
 pub use engine::{
     Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults, Swap,
 };

@@ -326,17 +326,28 @@ pub fn put_named_first(ranked: &mut Vec<(MemberId, f32)>, named: &[MemberId]) {
 /// the three dev sets: 0.8-0.95 gave the same recall@5; github has no thin member).
 const UNNAMED_THIN: f32 = 0.9;
 
-/// A member with no description of its own and none on the field or type it belongs to: its
-/// name is all it says.
-pub fn is_thin(catalog: &Catalog, member: &Member) -> bool {
-    member.description.is_none()
-        && !member.builtin
-        && member
-            .parent
-            .is_none_or(|parent| catalog.member(parent).description.is_none())
+/// Each thin member's name, as the words `read` makes of it (the lexical index's analyzer).
+pub type ThinNames = HashMap<MemberId, Vec<String>>;
+
+/// The thin members of `catalog` (no description of their own and none on the field or type
+/// they belong to: their name is all they say), each with its name's words as `read` makes them.
+pub fn thin_names(catalog: &Catalog, read: impl Fn(&str) -> Vec<String>) -> ThinNames {
+    let thin = |member: &&Member| {
+        member.description.is_none()
+            && !member.builtin
+            && member
+                .parent
+                .is_none_or(|parent| catalog.member(parent).description.is_none())
+    };
+    catalog
+        .members()
+        .iter()
+        .filter(thin)
+        .map(|member| (member.id, read(&member.name)))
+        .collect()
 }
 
-/// A thin member ([`is_thin`]) is found through the words its name shares with its parent's:
+/// A thin member ([`thin_names`]) is found through the words its name shares with its parent's:
 /// `SaleType.PERCENTAGE` matches "how many units of this item are left to sell" through
 /// `sale`. Unless the question uses its own name (`ReleaseDatePrecision.YEAR` for "release
 /// date only known to the year"), it keeps [`UNNAMED_THIN`] of its score. `asked` holds the
@@ -346,7 +357,7 @@ pub fn demote_unnamed_thin(
     catalog: &Catalog,
     ranked: &mut [(MemberId, f32)],
     asked: &[String],
-    thin_names: &HashMap<MemberId, Vec<String>>,
+    thin_names: &ThinNames,
 ) {
     let mut changed = false;
     for (member, score) in ranked.iter_mut() {
@@ -551,12 +562,7 @@ mod tests {
                 .map(str::to_lowercase)
                 .collect()
         };
-        let thin_names: HashMap<MemberId, Vec<String>> = catalog
-            .members()
-            .iter()
-            .filter(|member| is_thin(&catalog, member))
-            .map(|member| (member.id, words(&member.name)))
-            .collect();
+        let thin_names = thin_names(&catalog, words);
         // The values of an undescribed enum are thin, those of a described one are not; a
         // described field is not.
         let coordinate = |id: &MemberId| catalog.member(*id).coordinate.as_str();
