@@ -20,9 +20,9 @@ fn the_spotify_dev_set_keeps_its_figures() {
     let overall = report.overall;
     println!("{overall:?}");
     // 52 questions: one question is 0.019 of recall.
-    // Now 0.538 / 0.750 / 0.827 / 0.625.
+    // Now 0.538 / 0.769 / 0.827 / 0.626.
     assert!(overall.recall_at_1 >= 0.51, "{overall:?}");
-    assert!(overall.recall_at_5 >= 0.73, "{overall:?}");
+    assert!(overall.recall_at_5 >= 0.75, "{overall:?}");
     assert!(overall.recall_at_10 >= 0.80, "{overall:?}");
     assert!(overall.mrr_at_10 >= 0.61, "{overall:?}");
 }

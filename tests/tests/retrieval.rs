@@ -221,19 +221,40 @@ fn an_action_never_reaches_a_mutation_outside_the_contract() {
     );
 }
 
+/// One engine over the spotify showcase supergraph, for the tests that need a real schema's
+/// wording.
+fn spotify() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        let path = wayfinder_tests::schema_path("federated/spotify-showcase/supergraph.graphql");
+        let sdl = std::fs::read_to_string(&path).expect("the spotify schema is readable");
+        indexed_engine(&sdl, "supergraph.graphql")
+    })
+}
+
 #[test]
 fn a_thin_member_yields_unless_the_question_names_it() {
     // On the spotify schema, `AlbumGroup` and its values say nothing but their names: "group"
     // and "tracks" find them through the enum's name. Not a dev question.
-    let path = wayfinder_tests::schema_path("federated/spotify-showcase/supergraph.graphql");
-    let sdl = std::fs::read_to_string(&path).expect("the spotify schema is readable");
-    let engine = indexed_engine(&sdl, "supergraph.graphql");
-    let hits = top_coordinates(&engine, "a group's best known tracks", 10);
+    let engine = spotify();
+    let hits = top_coordinates(engine, "a group's best known tracks", 10);
     assert!(
         ranks_above(&hits, "Artist.topTracks", 5, "AlbumGroup.SINGLE"),
         "{hits:?}"
     );
     // Named by the question, a thin value keeps its place.
-    let hits = top_coordinates(&engine, "which albums are singles", 2);
+    let hits = top_coordinates(engine, "which albums are singles", 2);
     assert!(hits.iter().all(|c| c.ends_with(".SINGLE")), "{hits:?}");
+}
+
+#[test]
+fn the_languages_own_directives_yield_to_the_apis_members() {
+    // `@skip(if:)` ("skipped when true") was second for this, above the action value it asks
+    // about. Not a dev question.
+    let engine = spotify();
+    let hits = top_coordinates(engine, "whether skipping to the next song is allowed", 6);
+    assert!(hits.iter().take(3).any(|c| c == "Action.SKIPPING_NEXT"), "{hits:?}");
+    assert!(hits.iter().all(|c| !c.starts_with("@skip")), "{hits:?}");
+    // Named, it comes first.
+    assert_eq!(top_coordinates(engine, "@skip", 1), ["@skip"]);
 }

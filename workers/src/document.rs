@@ -281,6 +281,13 @@ const PLUMBING_PRIOR: f32 = 0.85;
 /// worse; pooled recall@10 0.742 -> 0.761).
 const TYPE_PRIOR: f32 = 0.85;
 
+/// Share the GraphQL language's own directives (`@skip`, `@include`, `@deprecated`, ...) and
+/// their arguments keep, as plumbing does: they shape how any operation runs and say nothing
+/// of the API's domain, yet their descriptions share everyday words ("skipped", "included").
+/// A query that names one still puts it first (on the three dev sets: spotify recall@5 0.750 ->
+/// 0.769, github and saleor unchanged; 0.5-0.8 give the same figures).
+const SPEC_DIRECTIVE_PRIOR: f32 = BELOW_ROOT_PRIOR * PLUMBING_PRIOR;
+
 fn prior(catalog: &Catalog, plumbing: &Plumbing, member: &Member) -> f32 {
     if member.kind == MemberKind::Field {
         let roots = catalog.roots();
@@ -292,6 +299,14 @@ fn prior(catalog: &Catalog, plumbing: &Plumbing, member: &Member) -> f32 {
             Some(p) if roots.contains(p) => return 1.0,
             _ => {}
         }
+    }
+    let spec_directive = match member.kind {
+        MemberKind::Directive => member.builtin,
+        MemberKind::DirectiveArgument => member.parent.is_some_and(|d| catalog.member(d).builtin),
+        _ => false,
+    };
+    if spec_directive {
+        return SPEC_DIRECTIVE_PRIOR;
     }
     let prior = match owner_type(catalog, member) {
         Some(owner) if plumbing.contains(owner) => BELOW_ROOT_PRIOR * PLUMBING_PRIOR,
