@@ -248,6 +248,15 @@ fn a_thin_member_yields_unless_the_question_names_it() {
 }
 
 #[test]
+fn a_narrowed_list_owns_the_values_of_its_items() {
+    // "albums" is what the list holds: `AlbumType` is an album's (`Album.albumType`), while
+    // `AlbumGroup` only narrows an artist's albums. `AlbumGroup.COMPILATION` was first without
+    // the list owning the values. Not a dev question.
+    let hits = top_coordinates(spotify(), "albums that are compilations", 2);
+    assert_eq!(hits, ["AlbumType.COMPILATION", "AlbumGroup.COMPILATION"]);
+}
+
+#[test]
 fn the_languages_own_directives_yield_to_the_apis_members() {
     // `@skip(if:)` ("skipped when true") was second for this, above the action value it asks
     // about. Not a dev question.

@@ -29,7 +29,7 @@ use crate::document::documents;
 use crate::embed::{model_key, EmbedError, Embedder, Embedding, EXIT_WAIT};
 use crate::generation::{Generation, SearchMode, ShardState};
 use crate::indexer::IndexerContext;
-use crate::intent::{owner_phrase, Intent};
+use crate::intent::{Intent, Owner};
 use crate::lexical::{LexicalError, LexicalIndex};
 use crate::pool::Workers;
 use crate::ranking::{
@@ -547,11 +547,11 @@ impl Engine {
         }
         let owner = embedded
             .is_some()
-            .then(|| owner_phrase(&read))
+            .then(|| Owner::of(&read))
             .flatten()
-            .and_then(|owner| self.query_embedding(&owner));
-        if let Some(owner) = owner {
-            add_owner_evidence(catalog, &mut ranked, |ty| {
+            .and_then(|owner| Some((self.query_embedding(&owner.phrase)?, owner.listed)));
+        if let Some((owner, listed)) = owner {
+            add_owner_evidence(catalog, &mut ranked, listed, |ty| {
                 generation.similarity(ty, &owner.vector)
             });
             merge.record("owner_matched", true);

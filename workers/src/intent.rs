@@ -6,8 +6,9 @@
 //! that were cancelled", "PRs coming from a branch") asks for a list narrowed down, which is an
 //! argument of a read, or a value or input field such an argument takes. The tests are
 //! grammatical, not topical: an imperative opens with a base-form verb followed by a
-//! determiner, a particle or a question word. A question about a property names what has it (`a user's bio`,
-//! `the balance on a gift card`): that owner is the type whose fields it wants. Only closed
+//! determiner, a particle or a question word. A question about a property names what has it
+//! (`a user's bio`, `the balance on a gift card`): that owner is the type whose fields it
+//! wants; a narrowed list's plural noun names what owns the members that narrow it. Only closed
 //! classes of English words are listed (determiners, particles, prepositions, auxiliaries,
 //! question words, clause openers), plus the verbs that read rather than write (`get`, `list`,
 //! `find`, ...), whose imperatives ask for a query field. Nothing here depends on a schema's
@@ -120,11 +121,40 @@ impl Intent {
     }
 }
 
+/// What the members a question asks about belong to, in the question's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub phrase: String,
+    /// The phrase names what a narrowed list holds (`orders` in `orders where payment was
+    /// partly authorized`) rather than the holder of a property.
+    pub listed: bool,
+}
+
+impl Owner {
+    /// The owner a question names ([`owner_phrase`]), or else the plural noun phrase a
+    /// narrowing clause qualifies (`check runs that failed` -> `check runs`): what narrows a list
+    /// belongs to the things listed.
+    pub fn of(query: &str) -> Option<Owner> {
+        if let Some(phrase) = owner_phrase(query) {
+            return Some(Owner {
+                phrase,
+                listed: false,
+            });
+        }
+        let words = lowercase_words(query, char::is_alphabetic);
+        let clause = narrowing_clause(&words)?;
+        Some(Owner {
+            phrase: words[..clause].join(" "),
+            listed: true,
+        })
+    }
+}
+
 /// The noun phrase naming what a question's subject belongs to, as written: a possessive with
 /// up to two content words before it (`current user's display name` -> `current user`), or
 /// the words after `of`, `on`, `for` or `in` and a determiner, up to three and up to a function
 /// word (`remaining money on a gift card` -> `gift card`); the first in the question.
-pub fn owner_phrase(query: &str) -> Option<String> {
+fn owner_phrase(query: &str) -> Option<String> {
     let words = lowercase_words(query, char::is_alphanumeric);
     let function = |w: &str| {
         NOT_A_VERB.contains(&w)
@@ -172,12 +202,17 @@ fn lowercase_words(query: &str, letter: fn(char) -> bool) -> Vec<String> {
 /// that opens a clause about it (`discussions that ...`, `orders created from ...`). After `of`
 /// the plural is not what is asked for: `fraction of requests that fail` asks for a fraction.
 fn narrows_a_list(words: &[String]) -> bool {
+    narrowing_clause(words).is_some()
+}
+
+/// Where the clause of [`narrows_a_list`] opens.
+fn narrowing_clause(words: &[String]) -> Option<usize> {
     let opens_clause = |word: &str| {
         CLAUSE_OPENERS.contains(&word)
             || (word.len() > 4 && (word.ends_with("ed") || word.ends_with("ing")))
     };
     let plural = |word: &str| word.len() > 2 && word.ends_with('s') && !word.ends_with("ss");
-    (1..words.len().min(4)).any(|i| {
+    (1..words.len().min(4)).find(|&i| {
         opens_clause(&words[i])
             && plural(&words[i - 1])
             && words[..i]
@@ -234,6 +269,25 @@ mod tests {
         ] {
             assert!(!Intent::of(query).filter, "{query}");
         }
+    }
+
+    #[test]
+    fn a_narrowed_list_owns_what_narrows_it() {
+        let owner = |q: &str| Owner::of(q).map(|o| (o.phrase, o.listed));
+        assert_eq!(
+            owner("check runs that failed"),
+            Some(("check runs".to_string(), true))
+        );
+        assert_eq!(
+            owner("dependabot alerts that someone dismissed"),
+            Some(("dependabot alerts".to_string(), true))
+        );
+        // A named owner comes first.
+        assert_eq!(
+            owner("issues that were closed on the repository"),
+            Some(("repository".to_string(), false))
+        );
+        assert_eq!(owner("cancel an order"), None);
     }
 
     #[test]

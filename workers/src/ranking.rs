@@ -171,17 +171,16 @@ const OWNER_SHARE: f32 = 0.05;
 const OWNER_MARGIN: f32 = 0.05;
 
 /// A question about a property names what has it (`a user's bio`, `the balance on a gift
-/// card`; [`crate::intent::owner_phrase`]): each of the best [`OWNER_DEPTH`] members whose type
-/// is, within [`OWNER_MARGIN`], the most like that owner among theirs gains [`OWNER_SHARE`] of
-/// the likeness. `like_owner` is a type's similarity to the owner's words (`None` without
+/// card`), and a list narrowed down names what it holds (`orders where ...`; both
+/// [`crate::intent::Owner`]): each of the best [`OWNER_DEPTH`] members whose type is, within
+/// [`OWNER_MARGIN`], the most like that owner among theirs gains [`OWNER_SHARE`] of the
+/// likeness. `like_owner` is a type's similarity to the owner's words (`None` without
 /// vectors). Only the likeliest types gain: the owner names one thing, and every type sharing
-/// some of its words would otherwise rise too. Only object and interface types can be owners:
-/// what a question says something has is a thing with fields, so an enum or input type that
-/// shares the owner's words (`band` is more like the enum `AlbumGroup` than `Artist`) neither
-/// gains nor keeps the likeliest type from gaining.
+/// some of its words would otherwise rise too. Which types a member has is [`owner_types`].
 pub fn add_owner_evidence(
     catalog: &Catalog,
     ranked: &mut [(MemberId, f32)],
+    listed: bool,
     like_owner: impl Fn(MemberId) -> Option<f32>,
 ) {
     let mut likeness: HashMap<MemberId, Option<f32>> = HashMap::new();
@@ -189,11 +188,10 @@ pub fn add_owner_evidence(
         .iter()
         .take(OWNER_DEPTH)
         .map(|(member, _)| {
-            let ty = catalog
-                .container(*member)
-                .filter(|c| matches!(c.kind, MemberKind::Object | MemberKind::Interface))?
-                .id;
-            *likeness.entry(ty).or_insert_with(|| like_owner(ty))
+            owner_types(catalog, catalog.member(*member), listed)
+                .into_iter()
+                .filter_map(|ty| *likeness.entry(ty).or_insert_with(|| like_owner(ty)))
+                .reduce(f32::max)
         })
         .collect();
     let Some(best) = types.iter().flatten().copied().reduce(f32::max) else {
@@ -205,6 +203,52 @@ pub fn add_owner_evidence(
         }
     }
     sort(catalog, ranked);
+}
+
+/// The types that can own a member: only object and interface types, since what a question
+/// says something has is a thing with fields (`band` is more like the enum `AlbumGroup` than
+/// `Artist`, and must not take `Artist`'s place). A field's is the type it belongs to, as an
+/// argument's is its field's. An enum value's are the types with a field of its enum: the
+/// values of `OrderStatus` are an order's, through `Order.status`. When the owner is what a
+/// list holds, an argument belongs to what its field's list holds (`Repository.pullRequests(
+/// headRefName:)` narrows pull requests, not the repository).
+fn owner_types(catalog: &Catalog, member: &Member, listed: bool) -> Vec<MemberId> {
+    let has_fields = |ty: &Member| matches!(ty.kind, MemberKind::Object | MemberKind::Interface);
+    let container = |id: MemberId| catalog.container(id).filter(|c| has_fields(c)).map(|c| c.id);
+    match member.kind {
+        MemberKind::EnumValue => member
+            .parent
+            .map(|enumeration| catalog.member(enumeration))
+            .into_iter()
+            .flat_map(|enumeration| &enumeration.referenced_by)
+            .filter(|user| catalog.member(**user).kind == MemberKind::Field)
+            .filter_map(|user| container(*user))
+            .collect(),
+        MemberKind::Argument if listed => member
+            .parent
+            .and_then(|field| list_item(catalog, catalog.member(field)))
+            .filter(|ty| has_fields(catalog.member(*ty)))
+            .into_iter()
+            .collect(),
+        _ => container(member.id).into_iter().collect(),
+    }
+}
+
+/// What a field's list holds: the node type of a Relay connection (through `nodes`, or
+/// `edges` and `node`), or else the field's own type.
+fn list_item(catalog: &Catalog, field: &Member) -> Option<MemberId> {
+    let ty = catalog.member(field.named_type?);
+    let child_type = |parent: &Member, name: &str| {
+        parent
+            .children
+            .iter()
+            .map(|c| catalog.member(*c))
+            .find(|c| c.name == name)
+            .and_then(|c| c.named_type)
+    };
+    child_type(ty, "nodes")
+        .or_else(|| child_type(catalog.member(child_type(ty, "edges")?), "node"))
+        .or(Some(ty.id))
 }
 
 /// How many of the best members lift the field their path runs through.
@@ -497,6 +541,50 @@ mod tests {
     }
 
     #[test]
+    fn values_belong_to_the_types_with_their_enum_and_list_arguments_to_what_is_listed() {
+        let catalog = Catalog::from_sdl(
+            r#"
+            type Query { repository: Repository }
+            type Repository { pullRequests(state: PullRequestState): PullRequestConnection }
+            type PullRequestConnection { nodes: [PullRequest] pageInfo: PageInfo! }
+            type PageInfo { hasNextPage: Boolean! }
+            type PullRequest { state: PullRequestState title: String }
+            enum PullRequestState { OPEN MERGED }
+            "#,
+            "test.graphql",
+            CatalogOptions::default(),
+        )
+        .unwrap();
+        let scored = [
+            ("Repository.pullRequests(state:)", 0.5),
+            ("PullRequestState.MERGED", 0.49),
+            ("PullRequest.title", 0.3),
+        ];
+        let pull_request = catalog.get("PullRequest").map(|m| m.id).unwrap();
+        let like = |ty: MemberId| Some(if ty == pull_request { 0.6 } else { 0.2 });
+        // "merged pull requests on a repository" names the repository's pull requests.
+        let mut owned = ranked(&catalog, &scored);
+        add_owner_evidence(&catalog, &mut owned, false, like);
+        assert_eq!(
+            coordinates(&catalog, &owned),
+            [
+                "PullRequestState.MERGED",
+                "Repository.pullRequests(state:)",
+                "PullRequest.title"
+            ]
+        );
+        assert_eq!(owned[1].1, 0.5);
+        // "pull requests that were merged": the argument narrows the pull requests listed.
+        let mut listed = ranked(&catalog, &scored);
+        add_owner_evidence(&catalog, &mut listed, true, like);
+        assert_eq!(
+            coordinates(&catalog, &listed)[..2],
+            ["Repository.pullRequests(state:)", "PullRequestState.MERGED"]
+        );
+        assert!((listed[0].1 - (0.5 + OWNER_SHARE * 0.6)).abs() < 1e-6);
+    }
+
+    #[test]
     fn only_a_type_with_fields_can_own_what_the_question_asks_for() {
         let catalog = Catalog::from_sdl(
             r#"
@@ -518,7 +606,7 @@ mod tests {
         );
         let like = |c: &str| catalog.get(c).map(|m| m.id).expect(c);
         let (artist, album_group) = (like("Artist"), like("AlbumGroup"));
-        add_owner_evidence(&catalog, &mut list, |ty| {
+        add_owner_evidence(&catalog, &mut list, false, |ty| {
             (ty == artist)
                 .then_some(0.5)
                 .or((ty == album_group).then_some(0.7))
