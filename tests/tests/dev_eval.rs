@@ -20,9 +20,9 @@ fn the_spotify_dev_set_keeps_its_figures() {
     let overall = report.overall;
     println!("{overall:?}");
     // 52 questions: one question is 0.019 of recall.
-    // Now 0.538 / 0.769 / 0.827 / 0.626.
-    assert!(overall.recall_at_1 >= 0.51, "{overall:?}");
+    // Now 0.558 / 0.769 / 0.846 / 0.641.
+    assert!(overall.recall_at_1 >= 0.53, "{overall:?}");
     assert!(overall.recall_at_5 >= 0.75, "{overall:?}");
-    assert!(overall.recall_at_10 >= 0.80, "{overall:?}");
-    assert!(overall.mrr_at_10 >= 0.61, "{overall:?}");
+    assert!(overall.recall_at_10 >= 0.82, "{overall:?}");
+    assert!(overall.mrr_at_10 >= 0.62, "{overall:?}");
 }

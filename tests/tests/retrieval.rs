@@ -257,6 +257,18 @@ fn a_narrowed_list_owns_the_values_of_its_items() {
 }
 
 #[test]
+fn a_question_in_the_first_person_is_about_the_caller() {
+    // "I" is the authenticated user, whose type here is `CurrentUser`: its saved albums come
+    // before a mutation on them, which was above without the first person as the owner. Not a
+    // dev question.
+    let hits = top_coordinates(spotify(), "albums I saved", 5);
+    assert!(
+        ranks_above(&hits, "CurrentUser.albums", 4, "Mutation.removeSavedAlbums"),
+        "{hits:?}"
+    );
+}
+
+#[test]
 fn the_languages_own_directives_yield_to_the_apis_members() {
     // `@skip(if:)` ("skipped when true") was second for this, above the action value it asks
     // about. Not a dev question.

@@ -41,6 +41,13 @@ const DETERMINERS: &[&str] = &[
     "their", "this", "your",
 ];
 
+/// Words by which a question speaks of whoever calls the API.
+const FIRST_PERSON: &[&str] = &["i", "me", "mine", "my", "myself"];
+
+/// The caller, in the words APIs commonly describe it with: what a first-person question is
+/// about when it names no other owner (`my favourite artists` are the authenticated user's).
+const THE_CALLER: &str = "the authenticated user";
+
 /// Prepositions that attach a property to its owner (`the balance on a gift card`).
 const OWNER_PREPOSITIONS: &[&str] = &["for", "in", "of", "on"];
 
@@ -131,9 +138,10 @@ pub struct Owner {
 }
 
 impl Owner {
-    /// The owner a question names ([`owner_phrase`]), or else the plural noun phrase a
-    /// narrowing clause qualifies (`check runs that failed` -> `check runs`): what narrows a list
-    /// belongs to the things listed.
+    /// The owner a question names ([`owner_phrase`]); or else the plural noun phrase a
+    /// narrowing clause qualifies (`check runs that failed` -> `check runs`), since what narrows
+    /// a list belongs to the things listed; or else, in a question in the first person (`my
+    /// favourite artists`), the caller.
     pub fn of(query: &str) -> Option<Owner> {
         if let Some(phrase) = owner_phrase(query) {
             return Some(Owner {
@@ -142,10 +150,16 @@ impl Owner {
             });
         }
         let words = lowercase_words(query, char::is_alphabetic);
-        let clause = narrowing_clause(&words)?;
-        Some(Owner {
-            phrase: words[..clause].join(" "),
-            listed: true,
+        if let Some(clause) = narrowing_clause(&words) {
+            return Some(Owner {
+                phrase: words[..clause].join(" "),
+                listed: true,
+            });
+        }
+        let first_person = words.iter().any(|w| FIRST_PERSON.contains(&w.as_str()));
+        first_person.then(|| Owner {
+            phrase: THE_CALLER.to_string(),
+            listed: false,
         })
     }
 }
@@ -272,7 +286,7 @@ mod tests {
     }
 
     #[test]
-    fn a_narrowed_list_owns_what_narrows_it() {
+    fn a_narrowed_list_or_the_first_person_names_an_owner() {
         let owner = |q: &str| Owner::of(q).map(|o| (o.phrase, o.listed));
         assert_eq!(
             owner("check runs that failed"),
@@ -288,6 +302,15 @@ mod tests {
             Some(("repository".to_string(), false))
         );
         assert_eq!(owner("cancel an order"), None);
+        // The first person speaks of the caller, unless it names another owner.
+        assert_eq!(
+            owner("my favourite artists"),
+            Some((THE_CALLER.to_string(), false))
+        );
+        assert_eq!(
+            owner("alerts flagged in my repo"),
+            Some(("repo".to_string(), false))
+        );
     }
 
     #[test]
