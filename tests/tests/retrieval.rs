@@ -274,7 +274,10 @@ fn the_languages_own_directives_yield_to_the_apis_members() {
     // about. Not a dev question.
     let engine = spotify();
     let hits = top_coordinates(engine, "whether skipping to the next song is allowed", 6);
-    assert!(hits.iter().take(3).any(|c| c == "Action.SKIPPING_NEXT"), "{hits:?}");
+    assert!(
+        hits.iter().take(3).any(|c| c == "Action.SKIPPING_NEXT"),
+        "{hits:?}"
+    );
     assert!(hits.iter().all(|c| !c.starts_with("@skip")), "{hits:?}");
     // Named, it comes first.
     assert_eq!(top_coordinates(engine, "@skip", 1), ["@skip"]);

@@ -138,10 +138,10 @@ pub struct Owner {
 }
 
 impl Owner {
-    /// The owner a question names ([`owner_phrase`]); or else the plural noun phrase a
-    /// narrowing clause qualifies (`check runs that failed` -> `check runs`), since what narrows
-    /// a list belongs to the things listed; or else, in a question in the first person (`my
-    /// favourite artists`), the caller.
+    /// The owner a question names ([`owner_phrase`]); or else the words before a clause that
+    /// narrows a list (`check runs that failed` -> `check runs`), since what narrows a list
+    /// belongs to the things listed; or else, in a question in the first person (`my favourite
+    /// artists`), the caller.
     pub fn of(query: &str) -> Option<Owner> {
         if let Some(phrase) = owner_phrase(query) {
             return Some(Owner {

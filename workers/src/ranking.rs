@@ -171,8 +171,8 @@ const OWNER_SHARE: f32 = 0.05;
 const OWNER_MARGIN: f32 = 0.05;
 
 /// A question about a property names what has it (`a user's bio`, `the balance on a gift
-/// card`), and a list narrowed down names what it holds (`orders where ...`; both
-/// [`crate::intent::Owner`]): each of the best [`OWNER_DEPTH`] members whose type is, within
+/// card`), a list narrowed down names what it holds (`orders where ...`), and a question in the
+/// first person is about the caller (all three [`crate::intent::Owner`]): each of the best [`OWNER_DEPTH`] members whose type is, within
 /// [`OWNER_MARGIN`], the most like that owner among theirs gains [`OWNER_SHARE`] of the
 /// likeness. `like_owner` is a type's similarity to the owner's words (`None` without
 /// vectors). Only the likeliest types gain: the owner names one thing, and every type sharing
@@ -214,7 +214,12 @@ pub fn add_owner_evidence(
 /// headRefName:)` narrows pull requests, not the repository).
 fn owner_types(catalog: &Catalog, member: &Member, listed: bool) -> Vec<MemberId> {
     let has_fields = |ty: &Member| matches!(ty.kind, MemberKind::Object | MemberKind::Interface);
-    let container = |id: MemberId| catalog.container(id).filter(|c| has_fields(c)).map(|c| c.id);
+    let container = |id: MemberId| {
+        catalog
+            .container(id)
+            .filter(|c| has_fields(c))
+            .map(|c| c.id)
+    };
     match member.kind {
         MemberKind::EnumValue => member
             .parent
