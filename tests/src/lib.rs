@@ -125,6 +125,11 @@ pub fn engine_config(cache_dir: Option<&Path>) -> EngineConfig {
 pub fn indexed_engine(sdl: &str, file_name: &str) -> Engine {
     let catalog = Catalog::from_sdl(sdl, file_name, CatalogOptions::default())
         .unwrap_or_else(|e| panic!("{file_name} is a valid schema: {e}"));
+    indexed_catalog(catalog)
+}
+
+/// An engine without a cache over `catalog`, indexed (vectors ready) before it returns.
+pub fn indexed_catalog(catalog: Catalog) -> Engine {
     let engine = Engine::start(engine_config(None)).expect("the engine starts");
     let published = engine
         .publish(std::sync::Arc::new(catalog))

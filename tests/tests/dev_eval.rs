@@ -3,16 +3,13 @@
 //! change to documents, intent or ranking cannot lose them silently. The spotify set indexes
 //! in seconds; github and saleor take minutes and are measured with `wayfinder eval`.
 
-use wayfinder_tests::{indexed_engine, schema_path, set_schema};
+use wayfinder_tests::{catalog, indexed_catalog, set_schema};
 use wayfinder_workers::eval::{evaluate, read_questions};
 
 #[test]
 fn the_spotify_dev_set_keeps_its_figures() {
     let set = "spotify-supergraph";
-    let schema = schema_path(set_schema(set));
-    let sdl =
-        std::fs::read_to_string(&schema).unwrap_or_else(|e| panic!("{}: {e}", schema.display()));
-    let engine = indexed_engine(&sdl, "supergraph.graphql");
+    let engine = indexed_catalog(catalog(set_schema(set)));
     let questions_file =
         wayfinder_tests::shared_dir().join(format!("eval/questions/{set}.dev.jsonl"));
     let questions = read_questions(&questions_file).expect("the questions read");

@@ -6,7 +6,9 @@
 use std::sync::OnceLock;
 
 use wayfinder_supergraph::ContractFilter;
-use wayfinder_tests::{indexed_engine, ranks_above, top_coordinates};
+use wayfinder_tests::{
+    catalog, indexed_catalog, indexed_engine, ranks_above, set_schema, top_coordinates,
+};
 use wayfinder_workers::{Engine, SearchRequest};
 
 const SHOP: &str = r#"
@@ -225,11 +227,7 @@ fn an_action_never_reaches_a_mutation_outside_the_contract() {
 /// wording.
 fn spotify() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        let path = wayfinder_tests::schema_path("federated/spotify-showcase/supergraph.graphql");
-        let sdl = std::fs::read_to_string(&path).expect("the spotify schema is readable");
-        indexed_engine(&sdl, "supergraph.graphql")
-    })
+    ENGINE.get_or_init(|| indexed_catalog(catalog(set_schema("spotify-supergraph"))))
 }
 
 #[test]

@@ -546,9 +546,8 @@ impl Engine {
             merge.record("token_matched", true);
         }
         let owner = embedded
-            .is_some()
-            .then(|| Owner::of(&read))
-            .flatten()
+            .as_ref()
+            .and_then(|_| Owner::of(&read))
             .and_then(|owner| Some((self.query_embedding(&owner.phrase)?, owner.listed)));
         if let Some((owner, listed)) = owner {
             add_owner_evidence(catalog, &mut ranked, listed, |ty| {

@@ -111,7 +111,7 @@ pub struct Intent {
 impl Intent {
     pub fn of(query: &str) -> Self {
         let words = lowercase_words(query, char::is_alphabetic);
-        let filter = narrows_a_list(&words);
+        let filter = narrowing_clause(&words).is_some();
         let (Some(first), Some(second)) = (words.first(), words.get(1)) else {
             return Intent {
                 filter,
@@ -119,8 +119,7 @@ impl Intent {
             };
         };
         // A plural noun (`orders that ...`) is not a base-form verb; `dismiss`, `access` are.
-        let plural = first.ends_with('s') && !first.ends_with("ss");
-        let action = !plural
+        let action = !plural(first)
             && !NOT_A_VERB.contains(&first.as_str())
             && !READING_VERBS.contains(&first.as_str())
             && AFTER_A_VERB.contains(&second.as_str());
@@ -203,6 +202,11 @@ fn owner_phrase(query: &str) -> Option<String> {
     None
 }
 
+/// Ends like an English plural noun (`orders`), not like `dismiss` or `access`.
+fn plural(word: &str) -> bool {
+    word.ends_with('s') && !word.ends_with("ss")
+}
+
 /// The query's words, lowercased: runs of `letter` characters and apostrophes.
 fn lowercase_words(query: &str, letter: fn(char) -> bool) -> Vec<String> {
     query
@@ -212,22 +216,18 @@ fn lowercase_words(query: &str, letter: fn(char) -> bool) -> Vec<String> {
         .collect()
 }
 
-/// A plural noun, in the first three words and after content words only, followed by a word
-/// that opens a clause about it (`discussions that ...`, `orders created from ...`). After `of`
-/// the plural is not what is asked for: `fraction of requests that fail` asks for a fraction.
-fn narrows_a_list(words: &[String]) -> bool {
-    narrowing_clause(words).is_some()
-}
-
-/// Where the clause of [`narrows_a_list`] opens.
+/// Where a clause narrowing a list opens: after a plural noun, in the first three words and
+/// after content words only, a word that opens a clause about it (`discussions that ...`,
+/// `orders created from ...`). After `of` the plural is not what is asked for: `fraction of
+/// requests that fail` asks for a fraction.
 fn narrowing_clause(words: &[String]) -> Option<usize> {
     let opens_clause = |word: &str| {
         CLAUSE_OPENERS.contains(&word)
             || (word.len() > 4 && (word.ends_with("ed") || word.ends_with("ing")))
     };
-    let plural = |word: &str| word.len() > 2 && word.ends_with('s') && !word.ends_with("ss");
     (1..words.len().min(4)).find(|&i| {
         opens_clause(&words[i])
+            && words[i - 1].len() > 2
             && plural(&words[i - 1])
             && words[..i]
                 .iter()

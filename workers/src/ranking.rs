@@ -172,9 +172,9 @@ const OWNER_MARGIN: f32 = 0.05;
 
 /// A question about a property names what has it (`a user's bio`, `the balance on a gift
 /// card`), a list narrowed down names what it holds (`orders where ...`), and a question in the
-/// first person is about the caller (all three [`crate::intent::Owner`]): each of the best [`OWNER_DEPTH`] members whose type is, within
-/// [`OWNER_MARGIN`], the most like that owner among theirs gains [`OWNER_SHARE`] of the
-/// likeness. `like_owner` is a type's similarity to the owner's words (`None` without
+/// first person is about the caller (all three [`crate::intent::Owner`]): each of the best
+/// [`OWNER_DEPTH`] members whose type is, within [`OWNER_MARGIN`], the most like that owner
+/// among theirs gains [`OWNER_SHARE`] of the likeness. `like_owner` is a type's similarity to the owner's words (`None` without
 /// vectors). Only the likeliest types gain: the owner names one thing, and every type sharing
 /// some of its words would otherwise rise too. Which types a member has is [`owner_types`].
 pub fn add_owner_evidence(
