@@ -280,3 +280,22 @@ fn the_languages_own_directives_yield_to_the_apis_members() {
     // Named, it comes first.
     assert_eq!(top_coordinates(engine, "@skip", 1), ["@skip"]);
 }
+
+#[test]
+fn an_action_that_says_how_wants_what_the_mutation_takes() {
+    // "when listening on another device" is how to queue: the input naming the device comes
+    // right after the mutation, where every non-mutation member was below five mutations
+    // without the action's manner. Not a dev question.
+    let hits = top_coordinates(
+        spotify(),
+        "queue a song when listening on another device",
+        2,
+    );
+    assert_eq!(
+        hits,
+        [
+            "Mutation.addItemToPlaybackQueue",
+            "AddItemToPlaybackQueueInput.deviceId"
+        ]
+    );
+}

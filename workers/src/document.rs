@@ -35,6 +35,9 @@ pub struct Document {
     /// What narrows a read: an argument of a query or subscription field, or an input field or
     /// enum value such an argument takes, directly or through nested inputs.
     pub filter: bool,
+    /// What a change takes: an argument of a mutation field, or an input field or enum value
+    /// such an argument takes, directly or through nested inputs.
+    pub change: bool,
     /// The shard the document lives in: its first owning subgraph. A member several
     /// subgraphs resolve is indexed once; `Member::subgraphs` keeps every owner.
     pub shard: SubgraphId,
@@ -127,6 +130,7 @@ const LIST_NAMES: usize = 12;
 pub fn documents(catalog: &Catalog) -> Vec<Document> {
     let plumbing = Plumbing::of(catalog);
     let filters = filters(catalog);
+    let changes = changes(catalog);
     let titles: Vec<String> = catalog
         .members()
         .iter()
@@ -162,6 +166,7 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
                     .join(" "),
                 prior: prior(catalog, &plumbing, member),
                 filter: filters[member.id.index()],
+                change: changes[member.id.index()],
                 member: member.id,
                 title,
                 views,
@@ -174,18 +179,29 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
 /// By member: whether it narrows a read (see [`Document::filter`]). Mutation arguments and what
 /// they take describe a change, not a selection.
 fn filters(catalog: &Catalog) -> Vec<bool> {
-    let members = catalog.members();
     let mutation = catalog.roots().mutation;
-    // Arguments of reads, then what they take: input objects and enums, their fields and
-    // values, and the types those take in turn.
+    taken_by(catalog, |field| field.parent != mutation)
+}
+
+/// By member: whether a mutation takes it (see [`Document::change`]).
+fn changes(catalog: &Catalog) -> Vec<bool> {
+    let mutation = catalog.roots().mutation;
+    taken_by(catalog, |field| {
+        mutation.is_some() && field.parent == mutation
+    })
+}
+
+/// By member: whether it is an argument of a field `of` picks, or an input field or enum value
+/// such an argument takes, directly or through nested inputs.
+fn taken_by(catalog: &Catalog, of: impl Fn(&Member) -> bool) -> Vec<bool> {
+    let members = catalog.members();
+    // The arguments, then what they take: input objects and enums, their fields and values,
+    // and the types those take in turn.
     let mut reached = vec![false; members.len()];
     let mut to_visit: Vec<MemberId> = members
         .iter()
         .filter(|m| m.kind == MemberKind::Argument)
-        .filter(|m| {
-            m.parent
-                .is_some_and(|field| catalog.member(field).parent != mutation)
-        })
+        .filter(|m| m.parent.is_some_and(|field| of(catalog.member(field))))
         .map(|m| m.id)
         .collect();
     while let Some(id) = to_visit.pop() {

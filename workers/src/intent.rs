@@ -6,13 +6,14 @@
 //! that were cancelled", "PRs coming from a branch") asks for a list narrowed down, which is an
 //! argument of a read, or a value or input field such an argument takes. The tests are
 //! grammatical, not topical: an imperative opens with a base-form verb followed by a
-//! determiner, a particle or a question word. A question about a property names what has it
-//! (`a user's bio`, `the balance on a gift card`): that owner is the type whose fields it
-//! wants; a narrowed list's plural noun names what owns the members that narrow it. Only closed
-//! classes of English words are listed (determiners, particles, prepositions, auxiliaries,
-//! question words, clause openers), plus the verbs that read rather than write (`get`, `list`,
-//! `find`, ...), whose imperatives ask for a query field. Nothing here depends on a schema's
-//! vocabulary.
+//! determiner, a particle or a question word; one that goes on to say how or on what condition
+//! ("merge the PR using squash") wants what the mutation takes too. A question about a property
+//! names what has it (`a user's bio`, `the balance on a gift card`): that owner is the type
+//! whose fields it wants; a narrowed list's plural noun names what owns the members that narrow
+//! it. Only closed classes of English words are listed (determiners, particles, prepositions,
+//! auxiliaries, question words, clause openers), plus the verbs that read rather than write
+//! (`get`, `list`, `find`, ...), whose imperatives ask for a query field. Nothing here depends
+//! on a schema's vocabulary.
 
 /// Words that open a question rather than an imperative, or that qualify what follows.
 const NOT_A_VERB: &[&str] = &[
@@ -34,6 +35,9 @@ const READING_VERBS: &[&str] = &[
 /// Words that open a clause qualifying the noun before them (participles, ending in -ed or
 /// -ing, qualify it too).
 const CLAUSE_OPENERS: &[&str] = &["that", "where", "which", "who", "whose", "with", "without"];
+
+/// Words that open an adjunct saying how or on what condition a change is made.
+const MANNER: &[&str] = &["if", "unless", "using", "via", "when", "whenever"];
 
 /// Determiners that open the noun phrase of an owner after a preposition.
 const DETERMINERS: &[&str] = &[
@@ -106,6 +110,9 @@ pub struct Intent {
     pub action: bool,
     /// The question asks for a list narrowed down: what narrows reads is what it wants.
     pub filter: bool,
+    /// The imperative says how or when to make its change (`merge the PR using squash`,
+    /// `send the email when fulfilling`): what the mutation takes is wanted as much as it.
+    pub manner: bool,
 }
 
 impl Intent {
@@ -123,7 +130,12 @@ impl Intent {
             && !NOT_A_VERB.contains(&first.as_str())
             && !READING_VERBS.contains(&first.as_str())
             && AFTER_A_VERB.contains(&second.as_str());
-        Intent { action, filter }
+        let manner = action && words[1..].iter().any(|w| MANNER.contains(&w.as_str()));
+        Intent {
+            action,
+            filter,
+            manner,
+        }
     }
 }
 
@@ -258,6 +270,25 @@ mod tests {
             "how long is the song",
         ] {
             assert!(!Intent::of(query).action, "{query}");
+        }
+    }
+
+    #[test]
+    fn an_action_may_say_how_or_when_to_make_its_change() {
+        for query in [
+            "archive a repository using the API",
+            "ship the order when it is paid",
+            "delete the branch if it is merged",
+        ] {
+            assert!(Intent::of(query).manner, "{query}");
+        }
+        for query in [
+            "cancel an order",
+            "bring the branch up to date with main",
+            // Not an action: a condition on what is read.
+            "orders that ship when paid",
+        ] {
+            assert!(!Intent::of(query).manner, "{query}");
         }
     }
 

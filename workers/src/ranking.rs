@@ -56,7 +56,8 @@ const NARROWING: f32 = 1.1;
 
 /// What a member's evidence counts for before the query's words are read: its prior, more when
 /// it narrows a read and the question asks for a list narrowed down, and less when the query is
-/// an action and the member is not a mutation field.
+/// an action and the member is not a mutation field (nor, when the action says how to make its
+/// change, something a mutation takes).
 fn weight<'c>(
     catalog: &'c Catalog,
     documents: &'c [Document],
@@ -70,7 +71,9 @@ fn weight<'c>(
             prior *= NARROWING;
         }
         let parent = catalog.member(member).parent;
-        if intent.action && (mutation.is_none() || parent != mutation) {
+        let wanted = (mutation.is_some() && parent == mutation)
+            || (intent.manner && document.is_some_and(|d| d.change));
+        if intent.action && !wanted {
             prior * NOT_AN_ACTION
         } else {
             prior
