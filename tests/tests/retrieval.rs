@@ -299,3 +299,15 @@ fn an_action_that_says_how_wants_what_the_mutation_takes() {
         ]
     );
 }
+
+#[test]
+fn a_read_after_a_change_starts_from_what_the_change_returns() {
+    // The payload's field is the read that follows the mutation; as plumbing it was outside
+    // the first five. Not a dev question.
+    let hits = top_coordinates(spotify(), "after resuming, which track is playing", 3);
+    assert_eq!(hits[0], "ResumePlaybackPayload.playbackState", "{hits:?}");
+    assert!(
+        hits.iter().any(|c| c == "Mutation.resumePlayback"),
+        "{hits:?}"
+    );
+}

@@ -38,6 +38,8 @@ pub struct Document {
     /// What a change takes: an argument of a mutation field, or an input field or enum value
     /// such an argument takes, directly or through nested inputs.
     pub change: bool,
+    /// What a change returns: a field of a mutation payload.
+    pub outcome: bool,
     /// The shard the document lives in: its first owning subgraph. A member several
     /// subgraphs resolve is indexed once; `Member::subgraphs` keeps every owner.
     pub shard: SubgraphId,
@@ -167,6 +169,8 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
                 prior: prior(catalog, &plumbing, member),
                 filter: filters[member.id.index()],
                 change: changes[member.id.index()],
+                outcome: member.kind == MemberKind::Field
+                    && owner_type(catalog, member).is_some_and(|ty| payload(catalog, ty)),
                 member: member.id,
                 title,
                 views,
@@ -403,14 +407,19 @@ fn wraps(catalog: &Catalog, ty: &Member) -> bool {
     let has = |name: &str| ty.children.iter().any(|c| catalog.member(*c).name == name);
     let connection = has("pageInfo") && (has("edges") || has("nodes"));
     let edge = has("node") && has("cursor");
+    connection || edge || payload(catalog, ty)
+}
+
+/// A mutation payload: an object only mutation root fields return.
+fn payload(catalog: &Catalog, ty: &Member) -> bool {
     let mutation = catalog.roots().mutation;
-    let payload = mutation.is_some()
+    ty.kind == MemberKind::Object
+        && mutation.is_some()
         && !ty.referenced_by.is_empty()
         && ty
             .referenced_by
             .iter()
-            .all(|r| catalog.member(*r).parent == mutation);
-    connection || edge || payload
+            .all(|r| catalog.member(*r).parent == mutation)
 }
 
 /// A member's name and its parent's, as words: `repository stargazers`.

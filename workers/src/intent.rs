@@ -7,13 +7,14 @@
 //! argument of a read, or a value or input field such an argument takes. The tests are
 //! grammatical, not topical: an imperative opens with a base-form verb followed by a
 //! determiner, a particle or a question word; one that goes on to say how or on what condition
-//! ("merge the PR using squash") wants what the mutation takes too. A question about a property
-//! names what has it (`a user's bio`, `the balance on a gift card`): that owner is the type
-//! whose fields it wants; a narrowed list's plural noun names what owns the members that narrow
-//! it. Only closed classes of English words are listed (determiners, particles, prepositions,
-//! auxiliaries, question words, clause openers), plus the verbs that read rather than write
-//! (`get`, `list`, `find`, ...), whose imperatives ask for a query field. Nothing here depends
-//! on a schema's vocabulary.
+//! ("merge the PR using squash") wants what the mutation takes too. A change followed by a read
+//! ("seek then get the new position", "after skipping, show the new song") wants what the
+//! mutation returns. A question about a property names what has it (`a user's bio`, `the
+//! balance on a gift card`): that owner is the type whose fields it wants; a narrowed list's
+//! plural noun names what owns the members that narrow it. Only closed classes of English words
+//! are listed (determiners, particles, prepositions, auxiliaries, question words, clause
+//! openers), plus the verbs that read rather than write (`get`, `list`, `find`, ...), whose
+//! imperatives ask for a query field. Nothing here depends on a schema's vocabulary.
 
 /// Words that open a question rather than an imperative, or that qualify what follows.
 const NOT_A_VERB: &[&str] = &[
@@ -113,6 +114,9 @@ pub struct Intent {
     /// The imperative says how or when to make its change (`merge the PR using squash`,
     /// `send the email when fulfilling`): what the mutation takes is wanted as much as it.
     pub manner: bool,
+    /// The question makes a change and then reads what came of it (`seek then get the new
+    /// position`, `after skipping, show the new song`): what the mutation returns is wanted.
+    pub outcome: bool,
 }
 
 impl Intent {
@@ -126,15 +130,20 @@ impl Intent {
             };
         };
         // A plural noun (`orders that ...`) is not a base-form verb; `dismiss`, `access` are.
-        let action = !plural(first)
+        let writes_first = !plural(first)
             && !NOT_A_VERB.contains(&first.as_str())
-            && !READING_VERBS.contains(&first.as_str())
-            && AFTER_A_VERB.contains(&second.as_str());
+            && !READING_VERBS.contains(&first.as_str());
+        let action = writes_first && AFTER_A_VERB.contains(&second.as_str());
         let manner = action && words[1..].iter().any(|w| MANNER.contains(&w.as_str()));
+        // `after skipping, ...`; or `seek then get ...`, a change and then a read.
+        let after_a_change = first == "after" && second.len() > 4 && second.ends_with("ing");
+        let then = writes_first && words[1..].iter().any(|w| w == "then");
+        let outcome = after_a_change || then;
         Intent {
             action,
             filter,
             manner,
+            outcome,
         }
     }
 }
@@ -289,6 +298,25 @@ mod tests {
             "orders that ship when paid",
         ] {
             assert!(!Intent::of(query).manner, "{query}");
+        }
+    }
+
+    #[test]
+    fn a_change_then_a_read_asks_for_what_the_change_returns() {
+        for query in [
+            "after skipping, show the new song",
+            "seek then get the new position",
+            "Archive a repository then list its branches",
+        ] {
+            assert!(Intent::of(query).outcome, "{query}");
+        }
+        for query in [
+            "log in and get a token",
+            "after the order shipped, its tracking code",
+            "what then",
+            "orders then customers",
+        ] {
+            assert!(!Intent::of(query).outcome, "{query}");
         }
     }
 

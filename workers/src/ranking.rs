@@ -55,9 +55,10 @@ const NOT_AN_ACTION: f32 = 1.0 / 1.5;
 const NARROWING: f32 = 1.1;
 
 /// What a member's evidence counts for before the query's words are read: its prior, more when
-/// it narrows a read and the question asks for a list narrowed down, and less when the query is
-/// an action and the member is not a mutation field (nor, when the action says how to make its
-/// change, something a mutation takes).
+/// it narrows a read and the question asks for a list narrowed down, a root field's when it is
+/// what a change returns and the question reads that, and less when the query is an action and
+/// the member is not a mutation field (nor, when the action says how to make its change,
+/// something a mutation takes).
 fn weight<'c>(
     catalog: &'c Catalog,
     documents: &'c [Document],
@@ -70,9 +71,16 @@ fn weight<'c>(
         if intent.filter && document.is_some_and(|d| d.filter) {
             prior *= NARROWING;
         }
+        // The read that follows a change starts from what the mutation returns, as any other
+        // read starts from a root field: its fields take a root field's prior.
+        let outcome = intent.outcome && document.is_some_and(|d| d.outcome);
+        if outcome {
+            prior = 1.0;
+        }
         let parent = catalog.member(member).parent;
         let wanted = (mutation.is_some() && parent == mutation)
-            || (intent.manner && document.is_some_and(|d| d.change));
+            || (intent.manner && document.is_some_and(|d| d.change))
+            || outcome;
         if intent.action && !wanted {
             prior * NOT_AN_ACTION
         } else {
