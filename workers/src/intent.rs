@@ -37,6 +37,9 @@ const READING_VERBS: &[&str] = &[
 /// -ing, qualify it too).
 const CLAUSE_OPENERS: &[&str] = &["that", "where", "which", "who", "whose", "with", "without"];
 
+/// Words that may come before an imperative's verb.
+const BEFORE_A_VERB: &[&str] = &["just", "only", "please"];
+
 /// Words that open an adjunct saying how or on what condition a change is made.
 const MANNER: &[&str] = &["if", "unless", "using", "via", "when", "whenever"];
 
@@ -123,6 +126,11 @@ impl Intent {
     pub fn of(query: &str) -> Self {
         let words = lowercase_words(query, char::is_alphabetic);
         let filter = narrowing_clause(&words).is_some();
+        // `please cancel my order`, `only remove the track if ...`: still imperatives.
+        let words = match words.split_first() {
+            Some((first, rest)) if BEFORE_A_VERB.contains(&first.as_str()) => rest,
+            _ => &words[..],
+        };
         let (Some(first), Some(second)) = (words.first(), words.get(1)) else {
             return Intent {
                 filter,
@@ -269,6 +277,8 @@ mod tests {
             "Archive the repository",
             "set where the order should ship",
             "choose which payment method to use",
+            "please cancel my order",
+            "only remove the track if the playlist is unchanged",
         ] {
             assert!(Intent::of(query).action, "{query}");
         }
@@ -277,6 +287,8 @@ mod tests {
             "check whether the user has these records saved",
             "show which buttons are greyed out",
             "how long is the song",
+            "only cancelled orders",
+            "just the PRs that were merged",
         ] {
             assert!(!Intent::of(query).action, "{query}");
         }
