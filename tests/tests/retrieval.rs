@@ -311,3 +311,15 @@ fn a_read_after_a_change_starts_from_what_the_change_returns() {
         "{hits:?}"
     );
 }
+
+#[test]
+fn what_only_deprecated_members_reach_yields_to_live_members() {
+    // `TrackAudioFeatures` is only returned by deprecated fields ("This endpoint no longer
+    // exists"): its `durationMs` was second, above `Track.durationMs`. Not a dev question.
+    let hits = top_coordinates(spotify(), "how long a song runs", 3);
+    assert!(hits.iter().any(|c| c == "Track.durationMs"), "{hits:?}");
+    assert!(
+        hits.iter().all(|c| !c.starts_with("TrackAudioFeatures.")),
+        "{hits:?}"
+    );
+}

@@ -40,6 +40,15 @@ pub struct Document {
     pub change: bool,
     /// What a change returns: a field of a mutation payload.
     pub outcome: bool,
+    /// Deprecated through what reaches it, though not deprecated itself: an argument of a
+    /// deprecated field, or a type only deprecated members use (`TrackAudioFeatures`, which
+    /// only deprecated fields return) and the members of such a type. Nothing reaches it but
+    /// what an agent should no longer use.
+    pub deprecated_by_reach: bool,
+    /// What replaces a member deprecated by reach: the member of its name in what replaces what
+    /// reaches it (`ProductVariantWhereInput.sku` for `ProductVariantFilterInput.sku`, whose
+    /// type only the deprecated `filter` arguments take, replaced by `where`).
+    pub reach_replacement: Option<MemberId>,
     /// The shard the document lives in: its first owning subgraph. A member several
     /// subgraphs resolve is indexed once; `Member::subgraphs` keeps every owner.
     pub shard: SubgraphId,
@@ -133,6 +142,7 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
     let plumbing = Plumbing::of(catalog);
     let filters = filters(catalog);
     let changes = changes(catalog);
+    let reach = deprecated_by_reach(catalog);
     let titles: Vec<String> = catalog
         .members()
         .iter()
@@ -171,6 +181,8 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
                 change: changes[member.id.index()],
                 outcome: member.kind == MemberKind::Field
                     && owner_type(catalog, member).is_some_and(|ty| payload(catalog, ty)),
+                deprecated_by_reach: reach[member.id.index()].is_some(),
+                reach_replacement: reach[member.id.index()].flatten(),
                 member: member.id,
                 title,
                 views,
@@ -193,6 +205,68 @@ fn changes(catalog: &Catalog) -> Vec<bool> {
     taken_by(catalog, |field| {
         mutation.is_some() && field.parent == mutation
     })
+}
+
+/// By member: `Some` when only deprecated members reach it (see
+/// [`Document::deprecated_by_reach`]), with its replacement if one is found. A member's own
+/// deprecation is not repeated here.
+fn deprecated_by_reach(catalog: &Catalog) -> Vec<Option<Option<MemberId>>> {
+    let members = catalog.members();
+    let mut reach: Vec<Option<Option<MemberId>>> = vec![None; members.len()];
+    // A member's deprecation, its own or by reach: `Some` with its replacement.
+    let deprecation =
+        |reach: &[Option<Option<MemberId>>], member: &Member| match &member.deprecation {
+            Some(own) => Some(own.replacement),
+            None => reach[member.id.index()],
+        };
+    // The member named `name` among the children of `holder`.
+    let child_named = |holder: &Member, name: &str| {
+        holder
+            .children
+            .iter()
+            .copied()
+            .find(|c| catalog.member(*c).name == name)
+    };
+    // Each pass reaches one level further (nested inputs, their fields); few passes settle it.
+    loop {
+        let mut changed = false;
+        for member in members {
+            if member.deprecation.is_some() || reach[member.id.index()].is_some() {
+                continue;
+            }
+            let reached = if member.kind.is_type() {
+                // Deprecated when every user is; replaced by what a user's replacement takes.
+                let users = &member.referenced_by;
+                let used = !users.is_empty() && !catalog.roots().contains(member.id);
+                let replacements = users
+                    .iter()
+                    .map(|user| deprecation(&reach, catalog.member(*user)))
+                    .collect::<Option<Vec<_>>>()
+                    .filter(|_| used);
+                replacements.map(|replacements| {
+                    replacements
+                        .into_iter()
+                        .flatten()
+                        .find_map(|r| catalog.member(r).named_type)
+                        .filter(|ty| *ty != member.id)
+                })
+            } else {
+                // Deprecated when what holds it is; replaced by its namesake in the replacement
+                // (a field's holds arguments, a type's its members).
+                member.parent.and_then(|parent| {
+                    let replacement = deprecation(&reach, catalog.member(parent))?;
+                    Some(replacement.and_then(|r| child_named(catalog.member(r), &member.name)))
+                })
+            };
+            if reached.is_some() {
+                reach[member.id.index()] = reached;
+                changed = true;
+            }
+        }
+        if !changed {
+            return reach;
+        }
+    }
 }
 
 /// By member: whether it is an argument of a field `of` picks, or an input field or enum value
@@ -630,6 +704,49 @@ pub fn split_identifier(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_only_deprecated_members_reach_is_deprecated_by_reach() {
+        let catalog = Catalog::from_sdl(
+            r#"
+            type Query {
+              track: Track
+              variants(
+                filter: VariantFilter @deprecated(reason: "Use `where` instead.")
+                where: VariantWhere
+              ): [String]
+              features(ids: [ID!]): Features @deprecated(reason: "Gone.")
+            }
+            type Track { name: String features: Features @deprecated }
+            type Features { tempo: Float }
+            input VariantFilter { sku: String range: Range }
+            input Range { gte: Int }
+            input VariantWhere { sku: String }
+            "#,
+            "test.graphql",
+            wayfinder_supergraph::CatalogOptions::default(),
+        )
+        .unwrap();
+        let documents = documents(&catalog);
+        let reach = |coordinate: &str| {
+            let d = &documents[catalog.get(coordinate).expect(coordinate).id.index()];
+            let replacement = d
+                .reach_replacement
+                .map(|r| catalog.member(r).coordinate.as_str());
+            (d.deprecated_by_reach, replacement)
+        };
+        assert_eq!(reach("VariantFilter"), (true, Some("VariantWhere")));
+        assert_eq!(reach("VariantFilter.sku"), (true, Some("VariantWhere.sku")));
+        // Nested, and without a namesake in the replacement.
+        assert_eq!(reach("Range.gte"), (true, None));
+        // An argument of a deprecated field; a type only deprecated fields return.
+        assert_eq!(reach("Query.features(ids:)"), (true, None));
+        assert_eq!(reach("Features.tempo"), (true, None));
+        // Deprecated in its own right, or reached by a live member: not by reach.
+        assert_eq!(reach("Query.variants(filter:)"), (false, None));
+        assert_eq!(reach("VariantWhere.sku"), (false, None));
+        assert_eq!(reach("Track.name"), (false, None));
+    }
 
     #[test]
     fn identifiers_split_into_words() {

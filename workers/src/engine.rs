@@ -556,7 +556,7 @@ impl Engine {
             merge.record("owner_matched", true);
         }
         add_path_evidence(catalog, &mut ranked, &visibility);
-        demote_deprecated(catalog, &mut ranked, &visibility);
+        demote_deprecated(catalog, generation.documents(), &mut ranked, &visibility);
         put_named_first(&mut ranked, &named_members(catalog, query, &visibility));
 
         let hits = ranked

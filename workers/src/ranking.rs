@@ -439,9 +439,11 @@ const DEPRECATED_FACTOR: f32 = 0.9;
 
 /// Deprecated members rank below their replacement (named in the deprecation reason and
 /// visible): a replacement the search did not find is brought in at the deprecated member's
-/// score. Deprecated members are never dropped.
+/// score. Deprecated members are never dropped. Members only deprecated members reach are
+/// deprecated alike ([`Document::deprecated_by_reach`]), below their own replacements.
 pub fn demote_deprecated(
     catalog: &Catalog,
+    documents: &[Document],
     ranked: &mut Vec<(MemberId, f32)>,
     visibility: &Visibility,
 ) {
@@ -452,12 +454,13 @@ pub fn demote_deprecated(
         .collect();
     for i in 0..ranked.len() {
         let (member, score) = ranked[i];
-        let Some(deprecation) = &catalog.member(member).deprecation else {
-            continue;
+        let document = documents.get(member.index());
+        let replacement = match (&catalog.member(member).deprecation, document) {
+            (Some(own), _) => own.replacement,
+            (None, Some(d)) if d.deprecated_by_reach => d.reach_replacement,
+            _ => continue,
         };
-        let replacement = deprecation
-            .replacement
-            .filter(|r| *r != member && visibility.allows(*r));
+        let replacement = replacement.filter(|r| *r != member && visibility.allows(*r));
         let Some(replacement) = replacement else {
             ranked[i].1 = score * DEPRECATED_FACTOR;
             continue;
@@ -542,6 +545,36 @@ mod tests {
         assert!((list[1].1 - (0.45 + PATH_SHARE * 0.5)).abs() < 1e-6);
         // The root field every path starts from gains nothing from `Repository.name`.
         assert_eq!(list[3].1, 0.3);
+    }
+
+    #[test]
+    fn what_only_deprecated_members_reach_yields_to_its_replacement() {
+        let catalog = Catalog::from_sdl(
+            r#"
+            type Query {
+              variants(
+                filter: VariantFilter @deprecated(reason: "Use `where` instead.")
+                where: VariantWhere
+              ): [String]
+            }
+            input VariantFilter { sku: String }
+            input VariantWhere { sku: String }
+            "#,
+            "test.graphql",
+            CatalogOptions::default(),
+        )
+        .unwrap();
+        let documents = crate::document::documents(&catalog);
+        let mut list = ranked(
+            &catalog,
+            &[("VariantFilter.sku", 0.6), ("VariantWhere.sku", 0.5)],
+        );
+        demote_deprecated(&catalog, &documents, &mut list, &Visibility::all());
+        assert_eq!(
+            coordinates(&catalog, &list),
+            ["VariantWhere.sku", "VariantFilter.sku"]
+        );
+        assert!((list[1].1 - 0.6 * DEPRECATED_FACTOR).abs() < 1e-6);
     }
 
     #[test]
