@@ -17,9 +17,9 @@ fn the_spotify_dev_set_keeps_its_figures() {
     let overall = report.overall;
     println!("{overall:?}");
     // 52 questions: one question is 0.019 of recall.
-    // Now 0.596 / 0.808 / 0.865 / 0.679.
-    assert!(overall.recall_at_1 >= 0.57, "{overall:?}");
+    // Now 0.615 / 0.808 / 0.865 / 0.689.
+    assert!(overall.recall_at_1 >= 0.59, "{overall:?}");
     assert!(overall.recall_at_5 >= 0.78, "{overall:?}");
     assert!(overall.recall_at_10 >= 0.84, "{overall:?}");
-    assert!(overall.mrr_at_10 >= 0.65, "{overall:?}");
+    assert!(overall.mrr_at_10 >= 0.66, "{overall:?}");
 }

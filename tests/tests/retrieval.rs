@@ -323,3 +323,11 @@ fn what_only_deprecated_members_reach_yields_to_live_members() {
         "{hits:?}"
     );
 }
+
+#[test]
+fn a_read_that_says_what_it_goes_by_wants_that_argument() {
+    // "by its id" names the argument of the lookup; `Query.albums` was first without it. Not a
+    // dev question.
+    let hits = top_coordinates(spotify(), "look up an album by its id", 1);
+    assert_eq!(hits, ["Query.album(id:)"]);
+}

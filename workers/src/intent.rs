@@ -40,6 +40,9 @@ const CLAUSE_OPENERS: &[&str] = &["that", "where", "which", "who", "whose", "wit
 /// Words that may come before an imperative's verb.
 const BEFORE_A_VERB: &[&str] = &["just", "only", "please"];
 
+/// Words that open an adjunct saying by what means a read finds what it wants.
+const MEANS: &[&str] = &["by", "using", "via"];
+
 /// Words that open an adjunct saying how or on what condition a change is made.
 const MANNER: &[&str] = &["if", "unless", "using", "via", "when", "whenever"];
 
@@ -112,7 +115,8 @@ const AFTER_A_VERB: &[&str] = &[
 pub struct Intent {
     /// The question asks to change something: mutation fields are what it wants.
     pub action: bool,
-    /// The question asks for a list narrowed down: what narrows reads is what it wants.
+    /// The question asks for a list narrowed down, or says by what means a read finds what it
+    /// wants (`look up an order by its id`): what narrows reads is what it wants.
     pub filter: bool,
     /// The imperative says how or when to make its change (`merge the PR using squash`,
     /// `send the email when fulfilling`): what the mutation takes is wanted as much as it.
@@ -125,7 +129,7 @@ pub struct Intent {
 impl Intent {
     pub fn of(query: &str) -> Self {
         let words = lowercase_words(query, char::is_alphabetic);
-        let filter = narrowing_clause(&words).is_some();
+        let narrows = narrowing_clause(&words).is_some();
         // `please cancel my order`, `only remove the track if ...`: still imperatives.
         let words = match words.split_first() {
             Some((first, rest)) if BEFORE_A_VERB.contains(&first.as_str()) => rest,
@@ -133,7 +137,7 @@ impl Intent {
         };
         let (Some(first), Some(second)) = (words.first(), words.get(1)) else {
             return Intent {
-                filter,
+                filter: narrows,
                 ..Intent::default()
             };
         };
@@ -147,6 +151,9 @@ impl Intent {
         let after_a_change = first == "after" && second.len() > 4 && second.ends_with("ing");
         let then = writes_first && words[1..].iter().any(|w| w == "then");
         let outcome = after_a_change || then;
+        // `look up an order by its id`, `the next page using a cursor`: what the read goes by
+        // is an argument, as what narrows a list is.
+        let filter = narrows || (!action && words[1..].iter().any(|w| MEANS.contains(&w.as_str())));
         Intent {
             action,
             filter,
@@ -344,6 +351,13 @@ mod tests {
             assert!(Intent::of(query).filter, "{query}");
         }
         for query in [
+            "look up a customer by email",
+            "the next page of results using a cursor",
+        ] {
+            assert!(Intent::of(query).filter, "{query}");
+        }
+        for query in [
+            "cancel an order by its id",
             "fraction of requests that should fail",
             "is the pull request a draft",
             "the orders that were cancelled",
