@@ -4,7 +4,8 @@
 //! An imperative ("cancel an order", "log in", "set where an order ships") asks to change
 //! something, which in GraphQL is a mutation. A plural noun qualified by a clause ("orders
 //! that were cancelled", "PRs coming from a branch") asks for a list narrowed down, which is an
-//! argument of a read, or a value or input field such an argument takes. The tests are
+//! argument of a read, or a value or input field such an argument takes; so does a read that
+//! says by what means it finds what it wants ("look up an order by its id"). The tests are
 //! grammatical, not topical: an imperative opens with a base-form verb followed by a
 //! determiner, a particle or a question word; one that goes on to say how or on what condition
 //! ("merge the PR using squash") wants what the mutation takes too. A change followed by a read
