@@ -127,6 +127,16 @@ impl Catalog {
             .map(|id| self.member(*id))
     }
 
+    /// The child of `parent` named `name`: a type's field, input field or value, a field's or
+    /// directive's argument.
+    pub fn child(&self, parent: &Member, name: &str) -> Option<&Member> {
+        parent
+            .children
+            .iter()
+            .map(|id| self.member(*id))
+            .find(|child| child.name == name)
+    }
+
     /// The type or directive a member belongs to: itself for a type or directive, a field's or
     /// input field's type, an argument's field's type or directive.
     pub fn container(&self, id: MemberId) -> Option<&Member> {

@@ -219,14 +219,6 @@ fn deprecated_by_reach(catalog: &Catalog) -> Vec<Option<Option<MemberId>>> {
             Some(own) => Some(own.replacement),
             None => reach[member.id.index()],
         };
-    // The member named `name` among the children of `holder`.
-    let child_named = |holder: &Member, name: &str| {
-        holder
-            .children
-            .iter()
-            .copied()
-            .find(|c| catalog.member(*c).name == name)
-    };
     // Each pass reaches one level further (nested inputs, their fields); few passes settle it.
     loop {
         let mut changed = false;
@@ -234,30 +226,33 @@ fn deprecated_by_reach(catalog: &Catalog) -> Vec<Option<Option<MemberId>>> {
             if member.deprecation.is_some() || reach[member.id.index()].is_some() {
                 continue;
             }
-            let reached = if member.kind.is_type() {
-                // Deprecated when every user is; replaced by what a user's replacement takes.
-                let users = &member.referenced_by;
-                let used = !users.is_empty() && !catalog.roots().contains(member.id);
-                let replacements = users
-                    .iter()
-                    .map(|user| deprecation(&reach, catalog.member(*user)))
-                    .collect::<Option<Vec<_>>>()
-                    .filter(|_| used);
-                replacements.map(|replacements| {
-                    replacements
-                        .into_iter()
-                        .flatten()
-                        .find_map(|r| catalog.member(r).named_type)
-                        .filter(|ty| *ty != member.id)
-                })
-            } else {
-                // Deprecated when what holds it is; replaced by its namesake in the replacement
-                // (a field's holds arguments, a type's its members).
-                member.parent.and_then(|parent| {
-                    let replacement = deprecation(&reach, catalog.member(parent))?;
-                    Some(replacement.and_then(|r| child_named(catalog.member(r), &member.name)))
-                })
-            };
+            let reached =
+                if member.kind.is_type() {
+                    // Deprecated when every user is; replaced by what a user's replacement takes.
+                    let users = &member.referenced_by;
+                    let used = !users.is_empty() && !catalog.roots().contains(member.id);
+                    let replacements = users
+                        .iter()
+                        .map(|user| deprecation(&reach, catalog.member(*user)))
+                        .collect::<Option<Vec<_>>>()
+                        .filter(|_| used);
+                    replacements.map(|replacements| {
+                        replacements
+                            .into_iter()
+                            .flatten()
+                            .find_map(|r| catalog.member(r).named_type)
+                            .filter(|ty| *ty != member.id)
+                    })
+                } else {
+                    // Deprecated when what holds it is; replaced by its namesake in the replacement
+                    // (a field's holds arguments, a type's its members).
+                    member.parent.and_then(|parent| {
+                        let replacement = deprecation(&reach, catalog.member(parent))?;
+                        Some(replacement.and_then(|r| {
+                            catalog.child(catalog.member(r), &member.name).map(|c| c.id)
+                        }))
+                    })
+                };
             if reached.is_some() {
                 reach[member.id.index()] = reached;
                 changed = true;
@@ -478,7 +473,7 @@ fn wraps(catalog: &Catalog, ty: &Member) -> bool {
     if ty.kind != MemberKind::Object {
         return false;
     }
-    let has = |name: &str| ty.children.iter().any(|c| catalog.member(*c).name == name);
+    let has = |name: &str| catalog.child(ty, name).is_some();
     let connection = has("pageInfo") && (has("edges") || has("nodes"));
     let edge = has("node") && has("cursor");
     connection || edge || payload(catalog, ty)

@@ -119,11 +119,12 @@ impl std::fmt::Debug for SearchResults {
 impl SearchResults {
     /// Paths from a root to `member`, within the caller's contract.
     pub fn paths_to_root(&self, member: MemberId) -> Vec<Vec<String>> {
-        let paths = match &self.contract {
-            Some(contract) => contract.paths_to_root(member),
-            None => self.catalog.paths_to_root(member),
-        };
-        paths
+        let visibility = self
+            .contract
+            .clone()
+            .map_or_else(Visibility::all, Visibility::contract);
+        visibility
+            .paths_to_root(&self.catalog, member)
             .iter()
             .map(|path| {
                 self.catalog

@@ -146,15 +146,15 @@ impl Intent {
         let writes_first = !plural(first)
             && !NOT_A_VERB.contains(&first.as_str())
             && !READING_VERBS.contains(&first.as_str());
+        let later = |among: &[&str]| words[1..].iter().any(|w| among.contains(&w.as_str()));
         let action = writes_first && AFTER_A_VERB.contains(&second.as_str());
-        let manner = action && words[1..].iter().any(|w| MANNER.contains(&w.as_str()));
+        let manner = action && later(MANNER);
         // `after skipping, ...`; or `seek then get ...`, a change and then a read.
         let after_a_change = first == "after" && second.len() > 4 && second.ends_with("ing");
-        let then = writes_first && words[1..].iter().any(|w| w == "then");
-        let outcome = after_a_change || then;
+        let outcome = after_a_change || (writes_first && later(&["then"]));
         // `look up an order by its id`, `the next page using a cursor`: what the read goes by
         // is an argument, as what narrows a list is.
-        let filter = narrows || (!action && words[1..].iter().any(|w| MEANS.contains(&w.as_str())));
+        let filter = narrows || (!action && later(MEANS));
         Intent {
             action,
             filter,
@@ -276,99 +276,102 @@ fn narrowing_clause(words: &[String]) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// `flag` holds for every query of `yes` and for none of `no`.
+    fn holds(flag: fn(Intent) -> bool, yes: &[&str], no: &[&str]) {
+        for query in yes {
+            assert!(flag(Intent::of(query)), "{query}");
+        }
+        for query in no {
+            assert!(!flag(Intent::of(query)), "{query}");
+        }
+    }
+
     #[test]
     fn imperatives_that_write_are_actions() {
-        for query in [
-            "cancel an order",
-            "log in and get a token",
-            "assign someone to an issue",
-            "Archive the repository",
-            "set where the order should ship",
-            "choose which payment method to use",
-            "please cancel my order",
-            "only remove the track if the playlist is unchanged",
-        ] {
-            assert!(Intent::of(query).action, "{query}");
-        }
-        for query in [
-            "orders where payment was only partly authorized",
-            "check whether the user has these records saved",
-            "show which buttons are greyed out",
-            "how long is the song",
-            "only cancelled orders",
-            "just the PRs that were merged",
-        ] {
-            assert!(!Intent::of(query).action, "{query}");
-        }
+        holds(
+            |i| i.action,
+            &[
+                "cancel an order",
+                "log in and get a token",
+                "assign someone to an issue",
+                "Archive the repository",
+                "set where the order should ship",
+                "choose which payment method to use",
+                "please cancel my order",
+                "only remove the track if the playlist is unchanged",
+            ],
+            &[
+                "orders where payment was only partly authorized",
+                "check whether the user has these records saved",
+                "show which buttons are greyed out",
+                "how long is the song",
+                "only cancelled orders",
+                "just the PRs that were merged",
+            ],
+        );
     }
 
     #[test]
     fn an_action_may_say_how_or_when_to_make_its_change() {
-        for query in [
-            "archive a repository using the API",
-            "ship the order when it is paid",
-            "delete the branch if it is merged",
-        ] {
-            assert!(Intent::of(query).manner, "{query}");
-        }
-        for query in [
-            "cancel an order",
-            "bring the branch up to date with main",
-            // Not an action: a condition on what is read.
-            "orders that ship when paid",
-        ] {
-            assert!(!Intent::of(query).manner, "{query}");
-        }
+        holds(
+            |i| i.manner,
+            &[
+                "archive a repository using the API",
+                "ship the order when it is paid",
+                "delete the branch if it is merged",
+            ],
+            &[
+                "cancel an order",
+                "bring the branch up to date with main",
+                // Not an action: a condition on what is read.
+                "orders that ship when paid",
+            ],
+        );
     }
 
     #[test]
     fn a_change_then_a_read_asks_for_what_the_change_returns() {
-        for query in [
-            "after skipping, show the new song",
-            "seek then get the new position",
-            "Archive a repository then list its branches",
-        ] {
-            assert!(Intent::of(query).outcome, "{query}");
-        }
-        for query in [
-            "log in and get a token",
-            "after the order shipped, its tracking code",
-            "what then",
-            "orders then customers",
-        ] {
-            assert!(!Intent::of(query).outcome, "{query}");
-        }
+        holds(
+            |i| i.outcome,
+            &[
+                "after skipping, show the new song",
+                "seek then get the new position",
+                "Archive a repository then list its branches",
+            ],
+            &[
+                "log in and get a token",
+                "after the order shipped, its tracking code",
+                "what then",
+                "orders then customers",
+            ],
+        );
     }
 
     #[test]
     fn a_plural_noun_with_a_clause_about_it_narrows_a_list() {
-        for query in [
-            "discussions that already have an accepted answer",
-            "dependabot alerts that someone dismissed",
-            "orders created from draft orders",
-            "PRs coming from a specific source branch",
-            "collaborators with admin rights",
-        ] {
-            assert!(Intent::of(query).filter, "{query}");
-        }
-        for query in [
-            "look up a customer by email",
-            "the next page of results using a cursor",
-        ] {
-            assert!(Intent::of(query).filter, "{query}");
-        }
-        for query in [
-            "cancel an order by its id",
-            "fraction of requests that should fail",
-            "is the pull request a draft",
-            "the orders that were cancelled",
-            "repos I can push to",
-            "cancel an order",
-            "address",
-            "",
-        ] {
-            assert!(!Intent::of(query).filter, "{query}");
-        }
+        holds(
+            |i| i.filter,
+            &[
+                "discussions that already have an accepted answer",
+                "dependabot alerts that someone dismissed",
+                "orders created from draft orders",
+                "PRs coming from a specific source branch",
+                "collaborators with admin rights",
+                // A read that says what it goes by.
+                "look up a customer by email",
+                "the next page of results using a cursor",
+            ],
+            &[
+                "cancel an order by its id",
+                "fraction of requests that should fail",
+                "is the pull request a draft",
+                "the orders that were cancelled",
+                "repos I can push to",
+                "cancel an order",
+                "address",
+                "",
+            ],
+        );
     }
 
     #[test]

@@ -185,9 +185,10 @@ const OWNER_MARGIN: f32 = 0.05;
 /// card`), a list narrowed down names what it holds (`orders where ...`), and a question in the
 /// first person is about the caller (all three [`crate::intent::Owner`]): each of the best
 /// [`OWNER_DEPTH`] members whose type is, within [`OWNER_MARGIN`], the most like that owner
-/// among theirs gains [`OWNER_SHARE`] of the likeness. `like_owner` is a type's similarity to the owner's words (`None` without
-/// vectors). Only the likeliest types gain: the owner names one thing, and every type sharing
-/// some of its words would otherwise rise too. Which types a member has is [`owner_types`].
+/// among theirs gains [`OWNER_SHARE`] of the likeness. `like_owner` is a type's similarity to
+/// the owner's words (`None` without vectors). Only the likeliest types gain: the owner names
+/// one thing, and every type sharing some of its words would otherwise rise too. Which types a
+/// member has is [`owner_types`].
 pub fn add_owner_evidence(
     catalog: &Catalog,
     ranked: &mut [(MemberId, f32)],
@@ -254,14 +255,7 @@ fn owner_types(catalog: &Catalog, member: &Member, listed: bool) -> Vec<MemberId
 /// `edges` and `node`), or else the field's own type.
 fn list_item(catalog: &Catalog, field: &Member) -> Option<MemberId> {
     let ty = catalog.member(field.named_type?);
-    let child_type = |parent: &Member, name: &str| {
-        parent
-            .children
-            .iter()
-            .map(|c| catalog.member(*c))
-            .find(|c| c.name == name)
-            .and_then(|c| c.named_type)
-    };
+    let child_type = |parent: &Member, name: &str| catalog.child(parent, name)?.named_type;
     child_type(ty, "nodes")
         .or_else(|| child_type(catalog.member(child_type(ty, "edges")?), "node"))
         .or(Some(ty.id))
