@@ -186,7 +186,7 @@ impl Root<'_> {
         *self.lexical_only.borrow_mut() |= results.mode == SearchMode::Lexical;
         let scope = Arc::new(Scope {
             catalog: Arc::clone(&results.catalog),
-            contract: results.contract.clone(),
+            visibility: results.visibility.clone(),
         });
         let items: Vec<SearchResult> = results
             .hits

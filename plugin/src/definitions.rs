@@ -15,14 +15,15 @@ use apollo_compiler::schema::{
 };
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{Name, Node, Schema};
-use wayfinder_supergraph::{Catalog, Contract, Member, MemberKind};
+use wayfinder_supergraph::{Catalog, Member, MemberKind};
+use wayfinder_workers::visibility::Visibility;
 
 /// One catalog's schema as one tenant sees it.
 #[derive(Clone)]
 pub struct Scope {
     pub catalog: Arc<Catalog>,
-    /// `None`: the whole API schema.
-    pub contract: Option<Arc<Contract>>,
+    /// What the tenant's contract lets it see.
+    pub visibility: Visibility,
 }
 
 impl Scope {
@@ -33,22 +34,15 @@ impl Scope {
     /// Whether the tenant sees the member at `coordinate`. What the catalog does not list
     /// (the introspection types themselves) is always visible.
     fn visible(&self, coordinate: &str) -> bool {
-        match &self.contract {
-            None => true,
-            Some(contract) => self
-                .catalog
-                .get(coordinate)
-                .is_none_or(|member| contract.is_visible(member.id)),
-        }
+        self.catalog
+            .get(coordinate)
+            .is_none_or(|member| self.visibility.allows(member.id))
     }
 
     /// The member at `coordinate`, if the tenant sees it.
     pub fn member(&self, coordinate: &str) -> Option<&Member> {
         let member = self.catalog.get(coordinate)?;
-        self.contract
-            .as_ref()
-            .is_none_or(|c| c.is_visible(member.id))
-            .then_some(member)
+        self.visibility.allows(member.id).then_some(member)
     }
 
     /// The definition a catalog member stands for.

@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 use tower::{BoxError, ServiceExt};
 use tracing::Instrument;
 use wayfinder_supergraph::{Catalog, Contract};
+use wayfinder_workers::visibility::Visibility;
 use wayfinder_workers::Engine;
 
 use crate::answer::{self, Answering, RequestErrorOrField};
@@ -416,11 +417,12 @@ impl Instance {
         let filter = (!tenant.filter.is_unfiltered()).then(|| tenant.filter.clone());
         let definitions = Scope {
             catalog: Arc::clone(&self.catalog),
-            contract: tenant
+            visibility: tenant
                 .name
                 .as_ref()
                 .and_then(|name| self.contracts.get(name))
-                .cloned(),
+                .cloned()
+                .map_or_else(Visibility::all, Visibility::contract),
         };
         let tenant = tenant.name.clone().unwrap_or_default();
         let metrics = self.metrics.clone();

@@ -61,6 +61,11 @@ impl Roots {
     pub fn contains(&self, id: MemberId) -> bool {
         self.in_order().any(|root| root == id)
     }
+
+    /// Whether `member` is a field of the mutation root.
+    pub fn is_mutation_field(&self, member: &Member) -> bool {
+        member.parent.is_some() && member.parent == self.mutation
+    }
 }
 
 /// Every member of one API schema. Immutable once built; cheap to share behind an `Arc`.

@@ -40,15 +40,14 @@ pub struct Document {
     pub change: bool,
     /// What a change returns: a field of a mutation payload.
     pub outcome: bool,
-    /// Deprecated through what reaches it, though not deprecated itself: an argument of a
-    /// deprecated field, or a type only deprecated members use (`TrackAudioFeatures`, which
-    /// only deprecated fields return) and the members of such a type. Nothing reaches it but
-    /// what an agent should no longer use.
-    pub deprecated_by_reach: bool,
-    /// What replaces a member deprecated by reach: the member of its name in what replaces what
-    /// reaches it (`ProductVariantWhereInput.sku` for `ProductVariantFilterInput.sku`, whose
-    /// type only the deprecated `filter` arguments take, replaced by `where`).
-    pub reach_replacement: Option<MemberId>,
+    /// `Some` when deprecated through what reaches it, though not deprecated itself: an
+    /// argument of a deprecated field, or a type only deprecated members use
+    /// (`TrackAudioFeatures`, which only deprecated fields return) and the members of such a
+    /// type. Nothing reaches it but what an agent should no longer use. It holds what replaces
+    /// the member, when found: the member of its name in what replaces what reaches it
+    /// (`ProductVariantWhereInput.sku` for `ProductVariantFilterInput.sku`, whose type only the
+    /// deprecated `filter` arguments take, replaced by `where`).
+    pub deprecated_by_reach: Option<Option<MemberId>>,
     /// The shard the document lives in: its first owning subgraph. A member several
     /// subgraphs resolve is indexed once; `Member::subgraphs` keeps every owner.
     pub shard: SubgraphId,
@@ -181,8 +180,7 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
                 change: changes[member.id.index()],
                 outcome: member.kind == MemberKind::Field
                     && owner_type(catalog, member).is_some_and(|ty| payload(catalog, ty)),
-                deprecated_by_reach: reach[member.id.index()].is_some(),
-                reach_replacement: reach[member.id.index()].flatten(),
+                deprecated_by_reach: reach[member.id.index()],
                 member: member.id,
                 title,
                 views,
@@ -195,21 +193,16 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
 /// By member: whether it narrows a read (see [`Document::filter`]). Mutation arguments and what
 /// they take describe a change, not a selection.
 fn filters(catalog: &Catalog) -> Vec<bool> {
-    let mutation = catalog.roots().mutation;
-    taken_by(catalog, |field| field.parent != mutation)
+    taken_by(catalog, |field| !catalog.roots().is_mutation_field(field))
 }
 
 /// By member: whether a mutation takes it (see [`Document::change`]).
 fn changes(catalog: &Catalog) -> Vec<bool> {
-    let mutation = catalog.roots().mutation;
-    taken_by(catalog, |field| {
-        mutation.is_some() && field.parent == mutation
-    })
+    taken_by(catalog, |field| catalog.roots().is_mutation_field(field))
 }
 
-/// By member: `Some` when only deprecated members reach it (see
-/// [`Document::deprecated_by_reach`]), with its replacement if one is found. A member's own
-/// deprecation is not repeated here.
+/// By member: [`Document::deprecated_by_reach`]. A member's own deprecation is not repeated
+/// here.
 fn deprecated_by_reach(catalog: &Catalog) -> Vec<Option<Option<MemberId>>> {
     let members = catalog.members();
     let mut reach: Vec<Option<Option<MemberId>>> = vec![None; members.len()];
@@ -226,33 +219,30 @@ fn deprecated_by_reach(catalog: &Catalog) -> Vec<Option<Option<MemberId>>> {
             if member.deprecation.is_some() || reach[member.id.index()].is_some() {
                 continue;
             }
-            let reached =
-                if member.kind.is_type() {
-                    // Deprecated when every user is; replaced by what a user's replacement takes.
-                    let users = &member.referenced_by;
-                    let used = !users.is_empty() && !catalog.roots().contains(member.id);
-                    let replacements = users
-                        .iter()
-                        .map(|user| deprecation(&reach, catalog.member(*user)))
-                        .collect::<Option<Vec<_>>>()
-                        .filter(|_| used);
-                    replacements.map(|replacements| {
-                        replacements
-                            .into_iter()
-                            .flatten()
-                            .find_map(|r| catalog.member(r).named_type)
-                            .filter(|ty| *ty != member.id)
-                    })
-                } else {
-                    // Deprecated when what holds it is; replaced by its namesake in the replacement
-                    // (a field's holds arguments, a type's its members).
-                    member.parent.and_then(|parent| {
-                        let replacement = deprecation(&reach, catalog.member(parent))?;
-                        Some(replacement.and_then(|r| {
-                            catalog.child(catalog.member(r), &member.name).map(|c| c.id)
-                        }))
-                    })
+            let reached = if member.kind.is_type() {
+                // Deprecated when every user is; replaced by what a user's replacement takes.
+                let users = &member.referenced_by;
+                let used = !users.is_empty() && !catalog.roots().contains(member.id);
+                // `None` as soon as one user is live.
+                let replacing = |found: Option<MemberId>, user: &MemberId| {
+                    let replacement = deprecation(&reach, catalog.member(*user))?;
+                    Some(found.or_else(|| replacement.and_then(|r| catalog.member(r).named_type)))
                 };
+                used.then(|| users.iter().try_fold(None, replacing))
+                    .flatten()
+                    .map(|ty| ty.filter(|ty| *ty != member.id))
+            } else {
+                // Deprecated when what holds it is; replaced by its namesake in the replacement
+                // (a field's holds arguments, a type's its members).
+                member.parent.and_then(|parent| {
+                    let replacement = deprecation(&reach, catalog.member(parent))?;
+                    Some(
+                        replacement.and_then(|r| {
+                            catalog.child(catalog.member(r), &member.name).map(|c| c.id)
+                        }),
+                    )
+                })
+            };
             if reached.is_some() {
                 reach[member.id.index()] = reached;
                 changed = true;
@@ -481,14 +471,12 @@ fn wraps(catalog: &Catalog, ty: &Member) -> bool {
 
 /// A mutation payload: an object only mutation root fields return.
 fn payload(catalog: &Catalog, ty: &Member) -> bool {
-    let mutation = catalog.roots().mutation;
     ty.kind == MemberKind::Object
-        && mutation.is_some()
         && !ty.referenced_by.is_empty()
         && ty
             .referenced_by
             .iter()
-            .all(|r| catalog.member(*r).parent == mutation)
+            .all(|r| catalog.roots().is_mutation_field(catalog.member(*r)))
 }
 
 /// A member's name and its parent's, as words: `repository stargazers`.
@@ -726,9 +714,10 @@ mod tests {
         let reach = |coordinate: &str| {
             let d = &documents[catalog.get(coordinate).expect(coordinate).id.index()];
             let replacement = d
-                .reach_replacement
+                .deprecated_by_reach
+                .flatten()
                 .map(|r| catalog.member(r).coordinate.as_str());
-            (d.deprecated_by_reach, replacement)
+            (d.deprecated_by_reach.is_some(), replacement)
         };
         assert_eq!(reach("VariantFilter"), (true, Some("VariantWhere")));
         assert_eq!(reach("VariantFilter.sku"), (true, Some("VariantWhere.sku")));

@@ -103,7 +103,8 @@ pub struct SearchResults {
     pub mode: SearchMode,
     pub hits: Vec<SearchHit>,
     pub catalog: Arc<Catalog>,
-    pub contract: Option<Arc<Contract>>,
+    /// What the caller's contract lets it see of `catalog`.
+    pub visibility: Visibility,
 }
 
 impl std::fmt::Debug for SearchResults {
@@ -119,11 +120,7 @@ impl std::fmt::Debug for SearchResults {
 impl SearchResults {
     /// Paths from a root to `member`, within the caller's contract.
     pub fn paths_to_root(&self, member: MemberId) -> Vec<Vec<String>> {
-        let visibility = self
-            .contract
-            .clone()
-            .map_or_else(Visibility::all, Visibility::contract);
-        visibility
+        self.visibility
             .paths_to_root(&self.catalog, member)
             .iter()
             .map(|path| {
@@ -463,12 +460,10 @@ impl Engine {
             Some(cursor) => self.cursors.decode(cursor, generation.id, fingerprint)?,
             None => 0,
         };
-        let contract = request
+        let visibility = request
             .contract
             .filter(|f| !f.is_unfiltered())
-            .map(|filter| self.contract(&generation.catalog, filter));
-        let visibility = contract
-            .clone()
+            .map(|filter| self.contract(&generation.catalog, filter))
             .map_or_else(Visibility::all, Visibility::contract);
 
         let depth = (offset + request.first).max(CANDIDATE_DEPTH);
@@ -582,7 +577,7 @@ impl Engine {
             mode,
             hits,
             catalog: Arc::clone(catalog),
-            contract,
+            visibility,
         })
     }
 

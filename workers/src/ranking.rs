@@ -64,7 +64,6 @@ fn weight<'c>(
     documents: &'c [Document],
     intent: Intent,
 ) -> impl Fn(MemberId) -> f32 + 'c {
-    let mutation = catalog.roots().mutation;
     move |member| {
         let document = documents.get(member.index());
         let mut prior = document.map_or(1.0, |d| d.prior);
@@ -77,8 +76,7 @@ fn weight<'c>(
         if outcome {
             prior = 1.0;
         }
-        let parent = catalog.member(member).parent;
-        let wanted = (mutation.is_some() && parent == mutation)
+        let wanted = catalog.roots().is_mutation_field(catalog.member(member))
             || (intent.manner && document.is_some_and(|d| d.change))
             || outcome;
         if intent.action && !wanted {
@@ -448,11 +446,13 @@ pub fn demote_deprecated(
         .collect();
     for i in 0..ranked.len() {
         let (member, score) = ranked[i];
-        let document = documents.get(member.index());
-        let replacement = match (&catalog.member(member).deprecation, document) {
+        let by_reach = documents
+            .get(member.index())
+            .and_then(|d| d.deprecated_by_reach);
+        let replacement = match (&catalog.member(member).deprecation, by_reach) {
             (Some(own), _) => own.replacement,
-            (None, Some(d)) if d.deprecated_by_reach => d.reach_replacement,
-            _ => continue,
+            (None, Some(replacement)) => replacement,
+            (None, None) => continue,
         };
         let replacement = replacement.filter(|r| *r != member && visibility.allows(*r));
         let Some(replacement) = replacement else {
