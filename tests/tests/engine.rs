@@ -24,7 +24,6 @@ fn from_sdl(sdl: &str) -> Arc<Catalog> {
     Arc::new(Catalog::from_sdl(sdl, "test.graphql", CatalogOptions::default()).unwrap())
 }
 
-/// Publishes `catalog` and waits for its vectors.
 /// The distinct texts a catalog's documents embed.
 fn text_hashes(catalog: &Catalog) -> HashSet<u128> {
     documents(catalog)
@@ -33,6 +32,7 @@ fn text_hashes(catalog: &Catalog) -> HashSet<u128> {
         .collect()
 }
 
+/// Publishes `catalog` and waits for its vectors.
 fn index(engine: &Engine, catalog: Arc<Catalog>) -> IndexReport {
     let published = engine.publish(catalog).unwrap();
     engine
@@ -64,6 +64,21 @@ fn a_paraphrase_is_nearer_than_an_unrelated_text() {
     // The same text gives the same vector in a batch of one or of several.
     let alone = embedder.embed(&["delete a playlist"]).unwrap();
     assert!(dot(&alone[0], &vectors[2]) > 0.999);
+}
+
+#[test]
+fn a_query_is_embedded_after_the_models_query_prefix_which_is_not_a_content_token() {
+    let mut model = engine_config(None).model;
+    model.query_prefix = "query: ".into();
+    let mut embedder = Embedder::load(&model, 1).unwrap();
+    let query = embedder.embed_query("delete a playlist").unwrap();
+    let texts = embedder
+        .embed_with_tokens(&["query: delete a playlist", "delete a playlist"])
+        .unwrap();
+    assert!(dot(&query.vector, &texts[0].vector) > 0.999);
+    assert!(dot(&query.vector, &texts[1].vector) < 0.99);
+    // `delete` and `playlist`, not `query`.
+    assert_eq!((query.tokens.len(), texts[0].tokens.len()), (2, 3));
 }
 
 #[test]

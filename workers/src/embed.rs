@@ -176,6 +176,10 @@ pub struct Embedder {
     dimension: usize,
     takes_token_types: bool,
     onnx: PathBuf,
+    /// Put before every query (`query: ` for e5); see [`Embedder::embed_query`].
+    query_prefix: String,
+    /// How many tokens the prefix adds after the first special token.
+    query_prefix_tokens: usize,
     /// By token id: whether the token starts a content word (a word-piece that begins a word
     /// with a letter or digit and is not a stop word of the lexical index).
     content: Vec<bool>,
@@ -240,9 +244,15 @@ impl Embedder {
             }
         }
 
+        let query_prefix_tokens = tokenizer
+            .encode(config.query_prefix.as_str(), false)
+            .map_err(|e| tokenizer_error(e.to_string()))?
+            .len();
         let mut embedder = Embedder {
             session: Some(session),
             tokenizer,
+            query_prefix: config.query_prefix.clone(),
+            query_prefix_tokens,
             pooling: config.pooling,
             dimension: config.dimension,
             takes_token_types,
@@ -268,6 +278,27 @@ impl Embedder {
 
     /// Unit vectors and content tokens for `texts`, in order.
     pub fn embed_with_tokens(&mut self, texts: &[&str]) -> Result<Vec<Embedding>, EmbedError> {
+        self.embed_tokens_after(texts, 0)
+    }
+
+    /// A search query's vector and content tokens. Models trained with a query prefix (e5's
+    /// `query: `, bge's instruction) embed the query after it; the prefix's own words are left
+    /// out of the content tokens, so token evidence matches only what the query says.
+    pub fn embed_query(&mut self, query: &str) -> Result<Embedding, EmbedError> {
+        let text = format!("{}{query}", self.query_prefix);
+        let mut embeddings = self.embed_tokens_after(&[&text], self.query_prefix_tokens)?;
+        embeddings
+            .pop()
+            .ok_or_else(|| EmbedError::Inference("the model returned no vector".into()))
+    }
+
+    /// [`Embedder::embed_with_tokens`], leaving out of the content tokens the `skip` tokens
+    /// after the first special token.
+    fn embed_tokens_after(
+        &mut self,
+        texts: &[&str],
+        skip: usize,
+    ) -> Result<Vec<Embedding>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
@@ -330,7 +361,9 @@ impl Embedder {
                 .iter()
                 .enumerate()
                 .take(seq)
-                .filter(|(_, id)| self.content.get(**id as usize) == Some(&true))
+                .filter(|(position, id)| {
+                    *position > skip && self.content.get(**id as usize) == Some(&true)
+                })
                 .map(|(position, id)| (*id, position))
                 .unzip();
             let tokens = TokenVectors::new(ids, positions.into_iter().map(hidden_row));

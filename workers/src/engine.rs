@@ -592,10 +592,10 @@ impl Engine {
             return Some(Arc::clone(embedding));
         }
         span.record("cached", false);
-        let embedded = lock(&encoder.embedder).embed_with_tokens(&[query]);
+        let embedded = lock(&encoder.embedder).embed_query(query);
         match embedded {
-            Ok(mut embeddings) => {
-                let embedding = Arc::new(embeddings.pop()?);
+            Ok(embedding) => {
+                let embedding = Arc::new(embedding);
                 lock(&encoder.embeddings).put(query.to_string(), Arc::clone(&embedding));
                 Some(embedding)
             }
