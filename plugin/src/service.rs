@@ -417,12 +417,13 @@ impl Instance {
         let filter = (!tenant.filter.is_unfiltered()).then(|| tenant.filter.clone());
         let definitions = Scope {
             catalog: Arc::clone(&self.catalog),
-            visibility: tenant
-                .name
-                .as_ref()
-                .and_then(|name| self.contracts.get(name))
-                .cloned()
-                .map_or_else(Visibility::all, Visibility::contract),
+            visibility: Visibility::of(
+                tenant
+                    .name
+                    .as_ref()
+                    .and_then(|name| self.contracts.get(name))
+                    .cloned(),
+            ),
         };
         let tenant = tenant.name.clone().unwrap_or_default();
         let metrics = self.metrics.clone();

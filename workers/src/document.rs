@@ -179,7 +179,7 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
                 filter: filters[member.id.index()],
                 change: changes[member.id.index()],
                 outcome: member.kind == MemberKind::Field
-                    && owner_type(catalog, member).is_some_and(|ty| payload(catalog, ty)),
+                    && owner_type(catalog, member).is_some_and(|ty| plumbing.is_payload(ty)),
                 deprecated_by_reach: reach[member.id.index()],
                 member: member.id,
                 title,
@@ -421,12 +421,21 @@ fn owner_type<'c>(catalog: &'c Catalog, member: &Member) -> Option<&'c Member> {
 /// (`edges`/`nodes` with `pageInfo`), edges (`node` with `cursor`), mutation payloads (objects
 /// only mutation root fields return), and then every type only plumbing uses (the error
 /// objects of payloads, their error-code enums).
-pub(crate) struct Plumbing(Vec<bool>);
+pub(crate) struct Plumbing {
+    plumbing: Vec<bool>,
+    /// By member: whether it is a mutation payload, which a document's `outcome` reads too.
+    payloads: Vec<bool>,
+}
 
 impl Plumbing {
     pub(crate) fn of(catalog: &Catalog) -> Self {
         let members = catalog.members();
-        let mut plumbing: Vec<bool> = members.iter().map(|m| wraps(catalog, m)).collect();
+        let payloads: Vec<bool> = members.iter().map(|m| payload(catalog, m)).collect();
+        let mut plumbing: Vec<bool> = members
+            .iter()
+            .zip(&payloads)
+            .map(|(m, payload)| *payload || wraps(catalog, m))
+            .collect();
         // Each pass marks the types whose every user is plumbing; few passes settle it.
         loop {
             let mut changed = false;
@@ -448,17 +457,22 @@ impl Plumbing {
                 }
             }
             if !changed {
-                return Plumbing(plumbing);
+                return Plumbing { plumbing, payloads };
             }
         }
     }
 
     pub(crate) fn contains(&self, ty: &Member) -> bool {
-        self.0.get(ty.id.index()).copied().unwrap_or(false)
+        self.plumbing.get(ty.id.index()).copied().unwrap_or(false)
+    }
+
+    /// An object only mutation root fields return.
+    pub(crate) fn is_payload(&self, ty: &Member) -> bool {
+        self.payloads.get(ty.id.index()).copied().unwrap_or(false)
     }
 }
 
-/// A connection, an edge or a mutation payload, by its shape alone.
+/// A connection or an edge, by its shape alone.
 fn wraps(catalog: &Catalog, ty: &Member) -> bool {
     if ty.kind != MemberKind::Object {
         return false;
@@ -466,7 +480,7 @@ fn wraps(catalog: &Catalog, ty: &Member) -> bool {
     let has = |name: &str| catalog.child(ty, name).is_some();
     let connection = has("pageInfo") && (has("edges") || has("nodes"));
     let edge = has("node") && has("cursor");
-    connection || edge || payload(catalog, ty)
+    connection || edge
 }
 
 /// A mutation payload: an object only mutation root fields return.

@@ -460,11 +460,12 @@ impl Engine {
             Some(cursor) => self.cursors.decode(cursor, generation.id, fingerprint)?,
             None => 0,
         };
-        let visibility = request
-            .contract
-            .filter(|f| !f.is_unfiltered())
-            .map(|filter| self.contract(&generation.catalog, filter))
-            .map_or_else(Visibility::all, Visibility::contract);
+        let visibility = Visibility::of(
+            request
+                .contract
+                .filter(|f| !f.is_unfiltered())
+                .map(|filter| self.contract(&generation.catalog, filter)),
+        );
 
         let depth = (offset + request.first).max(CANDIDATE_DEPTH);
         let query = request.query.trim();

@@ -15,8 +15,9 @@ impl Visibility {
         Visibility(None)
     }
 
-    pub fn contract(contract: Arc<Contract>) -> Self {
-        Visibility(Some(contract))
+    /// A contract's, or everything's without one.
+    pub fn of(contract: Option<Arc<Contract>>) -> Self {
+        Visibility(contract)
     }
 
     pub fn allows(&self, member: MemberId) -> bool {
