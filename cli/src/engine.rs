@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
-use wayfinder_workers::eval::{evaluate, read_questions, Metrics};
+use wayfinder_workers::eval::{evaluate, read_questions, score, EvalReport, Metrics};
 use wayfinder_workers::{Engine, EngineConfig, Fusion, IndexReport, SearchRequest};
 
 /// Where the model, runtime and cache live, and how many threads embed.
@@ -202,18 +202,30 @@ pub fn search(
     Ok(())
 }
 
-pub fn eval(
-    schema: &Path,
-    questions: &Path,
-    out: Option<&Path>,
-    args: &EngineArgs,
-) -> anyhow::Result<()> {
-    let questions = read_questions(questions)?;
-    let indexed = index_schema(schema, args, false)?;
-    let report = evaluate(&indexed.engine, &questions)?;
+/// `sets` is schema, questions, schema, questions, ...: each set is indexed and searched on its
+/// own engine, then its answers join the pool.
+pub fn eval(sets: &[PathBuf], out: Option<&Path>, args: &EngineArgs) -> anyhow::Result<()> {
+    if sets.len() % 2 != 0 {
+        anyhow::bail!(
+            "eval takes a schema and a questions file for each set; `{}` has no questions file",
+            sets[sets.len() - 1].display()
+        );
+    }
+    let mut pooled = Vec::new();
+    for pair in sets.chunks(2) {
+        let (schema, questions_file) = (&pair[0], &pair[1]);
+        let questions = read_questions(questions_file)?;
+        let indexed = index_schema(schema, args, false)?;
+        let report = evaluate(&indexed.engine, &questions)?;
+        if sets.len() > 2 {
+            println!("{} on {}", questions_file.display(), schema.display());
+        }
+        print_report(&report);
+        pooled.extend(report.answers);
+    }
     if let Some(out) = out {
         let mut lines = String::new();
-        for answer in &report.answers {
+        for answer in &pooled {
             let line = serde_json::json!({
                 "id": answer.id,
                 "results": answer.results,
@@ -224,6 +236,14 @@ pub fn eval(
         }
         std::fs::write(out, lines).with_context(|| format!("cannot write {}", out.display()))?;
     }
+    if sets.len() > 2 {
+        println!("pooled over {} sets", sets.len() / 2);
+        print_report(&score(pooled));
+    }
+    Ok(())
+}
+
+fn print_report(report: &EvalReport) {
     println!(
         "{:<22} {:>4} {:>6} {:>6} {:>6} {:>7}",
         "kind", "n", "R@1", "R@5", "R@10", "MRR@10"
@@ -238,5 +258,4 @@ pub fn eval(
         row(kind, metrics);
     }
     row("overall", &report.overall);
-    Ok(())
 }

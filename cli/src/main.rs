@@ -56,11 +56,14 @@ enum Command {
         #[command(flatten)]
         engine: engine::EngineArgs,
     },
-    /// Run a questions file (JSON lines) through the search and print recall and MRR.
+    /// Run questions files (JSON lines) through the search and print recall and MRR by kind;
+    /// with several sets, each set's and then the figures pooled over all their questions.
     Eval {
-        schema: PathBuf,
-        questions: PathBuf,
-        /// Write `{"id": ..., "results": [top-10 coordinates]}` a line.
+        /// A schema and its questions file; repeat the pair to measure and pool several sets.
+        #[arg(required = true, num_args = 2.., value_names = ["SCHEMA", "QUESTIONS"])]
+        sets: Vec<PathBuf>,
+        /// Write `{"id": ..., "results": [top-10 coordinates], "deep_rank": ...}` a line, for
+        /// every question of every set.
         #[arg(long)]
         out: Option<PathBuf>,
         #[command(flatten)]
@@ -99,12 +102,7 @@ fn run(command: Command) -> anyhow::Result<()> {
             search,
             engine,
         } => engine::search(&schema, &words, &search, &engine),
-        Command::Eval {
-            schema,
-            questions,
-            out,
-            engine,
-        } => engine::eval(&schema, &questions, out.as_deref(), &engine),
+        Command::Eval { sets, out, engine } => engine::eval(&sets, out.as_deref(), &engine),
         Command::Catalog {
             schema,
             coordinates,

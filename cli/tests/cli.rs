@@ -101,3 +101,56 @@ fn bad_input_exits_non_zero_naming_file_line_and_problem() {
     assert!(message.contains("Missing"), "{message}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn eval_scores_each_set_and_pools_them() {
+    let dir = std::env::temp_dir().join(format!("wayfinder-cli-eval-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let found = dir.join("found.jsonl");
+    std::fs::write(
+        &found,
+        r#"{"id": "a", "query": "Book.title", "expected": ["Book.title"], "kind": "exact"}"#,
+    )
+    .unwrap();
+    let lost = dir.join("lost.jsonl");
+    std::fs::write(
+        &lost,
+        r#"{"id": "b", "query": "Book.isbn", "expected": ["Nope.nothing"], "kind": "exact"}"#,
+    )
+    .unwrap();
+    let out = dir.join("answers.jsonl");
+    let schema = "examples/bookshop/supergraph.graphql";
+    // No model in an empty home: the search is lexical, which finds a coordinate by name.
+    let home = dir.join("home");
+    let output = wayfinder(&[
+        "eval",
+        schema,
+        found.to_str().unwrap(),
+        schema,
+        lost.to_str().unwrap(),
+        "--home",
+        home.to_str().unwrap(),
+        "--no-cache",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let overall: Vec<&str> = text.lines().filter(|l| l.starts_with("overall")).collect();
+    assert_eq!(overall.len(), 3, "{text}");
+    assert!(overall[0].contains("1  1.000"), "{text}");
+    assert!(overall[1].contains("1  0.000"), "{text}");
+    let pooled = text.split("pooled over 2 sets").nth(1).expect(&text);
+    assert!(pooled.contains("overall                   2  0.500  0.500  0.500   0.500"), "{text}");
+    let answers = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(answers.lines().count(), 2, "{answers}");
+
+    let odd = wayfinder(&["eval", schema, found.to_str().unwrap(), schema]);
+    assert!(!odd.status.success());
+    assert!(
+        stderr(&odd).contains(&format!("`{schema}` has no questions file")),
+        "{}",
+        stderr(&odd)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
