@@ -205,7 +205,7 @@ pub fn search(
 /// `sets` is schema, questions, schema, questions, ...: each set is indexed and searched on its
 /// own engine, then its answers join the pool.
 pub fn eval(sets: &[PathBuf], out: Option<&Path>, args: &EngineArgs) -> anyhow::Result<()> {
-    if sets.len() % 2 != 0 {
+    if !sets.len().is_multiple_of(2) {
         anyhow::bail!(
             "eval takes a schema and a questions file for each set; `{}` has no questions file",
             sets[sets.len() - 1].display()
