@@ -141,7 +141,10 @@ fn eval_scores_each_set_and_pools_them() {
     assert!(overall[0].contains("1  1.000"), "{text}");
     assert!(overall[1].contains("1  0.000"), "{text}");
     let pooled = text.split("pooled over 2 sets").nth(1).expect(&text);
-    assert!(pooled.contains("overall                   2  0.500  0.500  0.500   0.500"), "{text}");
+    assert!(
+        pooled.contains("overall                   2  0.500  0.500  0.500   0.500"),
+        "{text}"
+    );
     let answers = std::fs::read_to_string(&out).unwrap();
     assert_eq!(answers.lines().count(), 2, "{answers}");
 

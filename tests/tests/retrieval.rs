@@ -331,3 +331,67 @@ fn a_read_that_says_what_it_goes_by_wants_that_argument() {
     let hits = top_coordinates(spotify(), "look up an album by its id", 1);
     assert_eq!(hits, ["Query.album(id:)"]);
 }
+
+/// A shop whose subscription streams event types (as saleor's `Subscription.event` does), each
+/// carrying the objects it is about, in the words of saleor's descriptions.
+const EVENTS: &str = r#"
+type Query {
+  "A product by its id."
+  product(id: ID!): Product
+  "Every warehouse of the shop."
+  warehouses: [Warehouse!]!
+}
+
+type Subscription {
+  "Look up subscription event."
+  event: Event
+}
+
+interface Event {
+  "When the event was issued."
+  issuedAt: String
+}
+
+"Event sent when new product is created."
+type ProductCreated implements Event {
+  issuedAt: String
+  "The product the event relates to."
+  product: Product
+}
+
+"Event sent when a product is out of stock."
+type ProductOutOfStock implements Event {
+  issuedAt: String
+  "Look up a warehouse."
+  warehouse: Warehouse
+}
+
+type Product {
+  id: ID!
+  name: String!
+  "Stocks for the product."
+  stocks: [Stock!]!
+}
+
+type Stock {
+  warehouse: Warehouse!
+  quantity: Int!
+}
+
+"A place where stock is kept."
+type Warehouse {
+  name: String!
+}
+"#;
+
+#[test]
+fn what_only_subscriptions_reach_yields_to_what_queries_reach() {
+    // Only a subscription reaches `ProductOutOfStock.warehouse`, which was first: an event's
+    // payload is streamed, not read.
+    let engine = indexed_engine(EVENTS, "events.graphql");
+    let hits = top_coordinates(&engine, "stock of a product in a warehouse", 10);
+    assert!(
+        ranks_above(&hits, "Stock.warehouse", 1, "ProductOutOfStock.warehouse"),
+        "{hits:?}"
+    );
+}
