@@ -395,3 +395,52 @@ fn what_only_subscriptions_reach_yields_to_what_queries_reach() {
         "{hits:?}"
     );
 }
+
+#[test]
+fn a_field_an_interface_declares_yields_to_the_interfaces_own() {
+    // Fifteen types repeat `ObjectWithMetadata`'s fields word for word, as saleor's do; the
+    // interface's field stands for them all. `Attribute.metafield(key:)` was first without it.
+    let types = [
+        "Product",
+        "Order",
+        "Warehouse",
+        "Customer",
+        "Invoice",
+        "Voucher",
+        "Category",
+        "Collection",
+        "Shipment",
+        "Payment",
+        "Checkout",
+        "Page",
+        "Menu",
+        "Channel",
+        "Attribute",
+    ];
+    let fields = r#"
+  "List of public metadata items. Can be accessed without permissions."
+  metadata: [MetadataItem!]!
+  "A single key from public metadata."
+  metafield(key: String!): String
+"#;
+    let mut sdl = String::from("type Query {\n");
+    for ty in types {
+        sdl += &format!(
+            "  \"A {} by its id.\"\n  {}(id: ID!): {ty}\n",
+            ty.to_lowercase(),
+            ty.to_lowercase()
+        );
+    }
+    sdl += "}\n\n\"An object that stores custom data as key/value pairs.\"\n";
+    sdl += &format!("interface ObjectWithMetadata {{{fields}}}\n");
+    sdl += "type MetadataItem {\n  \"Key of a metadata item.\"\n  key: String!\n  \"Value of a metadata item.\"\n  value: String!\n}\n";
+    for ty in types {
+        sdl += &format!(
+            "\"A {} of the shop.\"\ntype {ty} implements ObjectWithMetadata {{\n  id: ID!{fields}}}\n",
+            ty.to_lowercase()
+        );
+    }
+    let engine = indexed_engine(&sdl, "metadata.graphql");
+    let hits = top_coordinates(&engine, "read one custom value by its key", 5);
+    assert_eq!(hits[0], "ObjectWithMetadata.metafield(key:)", "{hits:?}");
+}

@@ -363,6 +363,15 @@ const PLUMBING_PRIOR: f32 = 0.85;
 /// worse; pooled recall@10 0.742 -> 0.761).
 const TYPE_PRIOR: f32 = 0.85;
 
+/// Further share a field keeps, with its arguments, when it repeats what an interface of its
+/// type declares and says nothing of its own: saleor's `metadata` fields, on each of some fifty
+/// types that implement `ObjectWithMetadata`, crowded out the interface's own, which stands for
+/// them all. A field with a description of its own (`Track.durationMs`, "The track length") is
+/// not a repeat (on the three dev sets: saleor recall@5 0.774 -> 0.792 and recall@10 0.849 ->
+/// 0.868, github two answers a place higher, spotify unchanged; 0.85-0.95 give the same top
+/// tens).
+const REPEATED_PRIOR: f32 = 0.9;
+
 /// Share the GraphQL language's own directives (`@skip`, `@include`, `@deprecated`, ...) and
 /// their arguments keep, as plumbing does: they shape how any operation runs and say nothing
 /// of the API's domain, yet their descriptions share everyday words ("skipped", "included").
@@ -398,6 +407,9 @@ fn prior(catalog: &Catalog, plumbing: &Plumbing, member: &Member) -> f32 {
     if only_streamed(catalog, member) {
         prior *= PLUMBING_PRIOR;
     }
+    if repeats_an_interface(catalog, member) {
+        prior *= REPEATED_PRIOR;
+    }
     if member.kind.is_type() {
         prior * TYPE_PRIOR
     } else {
@@ -418,6 +430,30 @@ fn only_streamed(catalog: &Catalog, member: &Member) -> bool {
         .and_then(|path| path.first())
         .and_then(|field| catalog.member(*field).parent)
         .is_some_and(|root| roots.subscription == Some(root))
+}
+
+/// Whether the member is a field of an object type (or an argument of one) that an interface
+/// of the type declares, with no description or the interface's own.
+fn repeats_an_interface(catalog: &Catalog, member: &Member) -> bool {
+    let field = match member.kind {
+        MemberKind::Field => member,
+        MemberKind::Argument => match member.parent {
+            Some(field) => catalog.member(field),
+            None => return false,
+        },
+        _ => return false,
+    };
+    let Some(ty) = field.parent.map(|ty| catalog.member(ty)) else {
+        return false;
+    };
+    ty.kind == MemberKind::Object
+        && ty.interfaces.iter().any(|interface| {
+            catalog
+                .child(catalog.member(*interface), &field.name)
+                .is_some_and(|declared| {
+                    field.description.is_none() || field.description == declared.description
+                })
+        })
 }
 
 /// A field that takes a required argument and returns one object that is not plumbing
