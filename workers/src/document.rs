@@ -364,7 +364,7 @@ const PLUMBING_PRIOR: f32 = 0.85;
 const TYPE_PRIOR: f32 = 0.85;
 
 /// Further share a field keeps, with its arguments, when it repeats what an interface of its
-/// type declares and says nothing of its own: saleor's `metadata` fields, on each of some fifty
+/// type declares and says nothing of its own: saleor's `metadata` fields, on each of the 35
 /// types that implement `ObjectWithMetadata`, crowded out the interface's own, which stands for
 /// them all. A field with a description of its own (`Track.durationMs`, "The track length") is
 /// not a repeat (on the three dev sets: saleor recall@5 0.774 -> 0.792 and recall@10 0.849 ->
