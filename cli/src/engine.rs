@@ -211,13 +211,14 @@ pub fn eval(sets: &[PathBuf], out: Option<&Path>, args: &EngineArgs) -> anyhow::
             sets[sets.len() - 1].display()
         );
     }
+    let several = sets.len() > 2;
     let mut pooled = Vec::new();
     for pair in sets.chunks(2) {
         let (schema, questions_file) = (&pair[0], &pair[1]);
         let questions = read_questions(questions_file)?;
         let indexed = index_schema(schema, args, false)?;
         let report = evaluate(&indexed.engine, &questions)?;
-        if sets.len() > 2 {
+        if several {
             println!("{} on {}", questions_file.display(), schema.display());
         }
         print_report(&report);
@@ -236,7 +237,7 @@ pub fn eval(sets: &[PathBuf], out: Option<&Path>, args: &EngineArgs) -> anyhow::
         }
         std::fs::write(out, lines).with_context(|| format!("cannot write {}", out.display()))?;
     }
-    if sets.len() > 2 {
+    if several {
         println!("pooled over {} sets", sets.len() / 2);
         print_report(&score(pooled));
     }

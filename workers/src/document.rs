@@ -351,11 +351,12 @@ fn views(
 /// lookup is the first step of its path (on the three dev sets: spotify MRR 0.578 -> 0.606,
 /// saleor 0.533 -> 0.543, github's top tens as they were but two, each better).
 const BELOW_ROOT_PRIOR: f32 = 0.8;
-/// Further share a member of a plumbing type keeps. Subscription fields keep it too: they
-/// stream events rather than answer a question, and rank below a lookup with the same words;
-/// and so does what only subscriptions reach (on the three dev sets: saleor MRR@10 0.611 ->
-/// 0.614, three answers a place or two higher, none lower; github has no subscriptions, and
-/// spotify's reaches nothing its queries do not; 0.4-0.9 give the same top fives).
+/// Further share a member of a plumbing type keeps. What only subscriptions reach keeps it too,
+/// the subscription fields first: they stream events rather than answer a question, and rank
+/// below a lookup with the same words (for what they reach, on the three dev sets: saleor
+/// MRR@10 0.611 -> 0.614, three answers a place or two higher, none lower; github has no
+/// subscriptions, and spotify's reaches nothing its queries do not; 0.4-0.9 give the same top
+/// fives).
 const PLUMBING_PRIOR: f32 = 0.85;
 /// Further share a type keeps: a question in words asks for data or an operation, which is a
 /// field, an argument or a value; the type holding it is reached through them, and a type the
@@ -382,12 +383,12 @@ const SPEC_DIRECTIVE_PRIOR: f32 = BELOW_ROOT_PRIOR * PLUMBING_PRIOR;
 fn prior(catalog: &Catalog, plumbing: &Plumbing, member: &Member) -> f32 {
     if member.kind == MemberKind::Field {
         let roots = catalog.roots();
+        // Subscription fields go on below, to what only subscriptions reach.
         match member.parent {
-            Some(p) if roots.subscription == Some(p) => return BELOW_ROOT_PRIOR * PLUMBING_PRIOR,
             Some(p) if roots.query == Some(p) && looks_up_one(catalog, plumbing, member) => {
                 return BELOW_ROOT_PRIOR
             }
-            Some(p) if roots.contains(p) => return 1.0,
+            Some(p) if roots.query == Some(p) || roots.mutation == Some(p) => return 1.0,
             _ => {}
         }
     }
@@ -417,11 +418,11 @@ fn prior(catalog: &Catalog, plumbing: &Plumbing, member: &Member) -> f32 {
     }
 }
 
-/// Whether only subscriptions reach the member: an event's payload (saleor's `ProductCreated`
-/// under `Subscription.event`) is streamed, as the subscription field is, and no query or
-/// mutation answers with it. Paths are found from `Query` and `Mutation` before
-/// `Subscription`, so the first one starts at a subscription field only when no other root
-/// reaches the member.
+/// Whether only subscriptions reach the member: a subscription field, and an event's payload
+/// (saleor's `ProductCreated` under `Subscription.event`), which is streamed as the field is
+/// and which no query or mutation answers with. Paths are found from `Query` and `Mutation`
+/// before `Subscription`, so the first one starts at a subscription field only when no other
+/// root reaches the member.
 fn only_streamed(catalog: &Catalog, member: &Member) -> bool {
     let roots = catalog.roots();
     catalog
@@ -436,24 +437,22 @@ fn only_streamed(catalog: &Catalog, member: &Member) -> bool {
 /// of the type declares, with no description or the interface's own.
 fn repeats_an_interface(catalog: &Catalog, member: &Member) -> bool {
     let field = match member.kind {
-        MemberKind::Field => member,
-        MemberKind::Argument => match member.parent {
-            Some(field) => catalog.member(field),
-            None => return false,
-        },
-        _ => return false,
+        MemberKind::Argument => member.parent.map(|field| catalog.member(field)),
+        _ => Some(member),
     };
-    let Some(ty) = field.parent.map(|ty| catalog.member(ty)) else {
+    let Some(field) = field.filter(|field| field.kind == MemberKind::Field) else {
         return false;
     };
-    ty.kind == MemberKind::Object
-        && ty.interfaces.iter().any(|interface| {
-            catalog
-                .child(catalog.member(*interface), &field.name)
-                .is_some_and(|declared| {
-                    field.description.is_none() || field.description == declared.description
-                })
-        })
+    owner_type(catalog, field).is_some_and(|ty| {
+        ty.kind == MemberKind::Object
+            && ty.interfaces.iter().any(|interface| {
+                catalog
+                    .child(catalog.member(*interface), &field.name)
+                    .is_some_and(|declared| {
+                        field.description.is_none() || field.description == declared.description
+                    })
+            })
+    })
 }
 
 /// A field that takes a required argument and returns one object that is not plumbing
