@@ -356,10 +356,9 @@ const BELOW_ROOT_PRIOR: f32 = 0.8;
 /// below a lookup with the same words (for what they reach, on the three dev sets: saleor
 /// MRR@10 0.611 -> 0.614, three answers a place or two higher, none lower; github has no
 /// subscriptions, and spotify's reaches nothing its queries do not; 0.4-0.9 give the same top
-/// fives). A mutation's input wrapper keeps it too ([`wraps_a_mutation_input`]; on the three
-/// dev sets: spotify recall@5 0.808 -> 0.827, four answers higher, none lower; 0.7-0.9 give the
-/// same figures), and so does a mutation's argument that takes an ID ([`identifies`]; saleor
-/// recall@5 0.792 -> 0.811, none lower; 0.7-0.9 the same).
+/// fives). A mutation's input wrapper and ID arguments keep it too ([`frames_a_mutation`]; on
+/// the three dev sets: spotify recall@5 0.808 -> 0.827 and saleor 0.792 -> 0.811, five answers
+/// higher, none lower; 0.7-0.9 give the same figures).
 const PLUMBING_PRIOR: f32 = 0.85;
 /// Further share a type keeps: a question in words asks for data or an operation, which is a
 /// field, an argument or a value; the type holding it is reached through them, and a type the
@@ -414,7 +413,7 @@ fn prior(catalog: &Catalog, plumbing: &Plumbing, member: &Member) -> f32 {
     if repeats_an_interface(catalog, member) {
         prior *= REPEATED_PRIOR;
     }
-    if wraps_a_mutation_input(catalog, member) || identifies(catalog, member) {
+    if frames_a_mutation(catalog, member) {
         prior *= PLUMBING_PRIOR;
     }
     if member.kind.is_type() {
@@ -439,32 +438,21 @@ fn only_streamed(catalog: &Catalog, member: &Member) -> bool {
         .is_some_and(|root| roots.subscription == Some(root))
 }
 
-/// Whether the member is a mutation field's argument that wraps the mutation's input: one
-/// whose input object nothing else takes (Relay's `input: CreateIssueInput!`). The mutation
-/// stands for the call and the input object's fields for what it takes; the argument between
-/// them says neither.
-fn wraps_a_mutation_input(catalog: &Catalog, member: &Member) -> bool {
-    member.kind == MemberKind::Argument
+/// Whether the member is a mutation field's argument that says nothing of what the change
+/// takes: the wrapper of its input (an input object nothing else takes, Relay's `input:
+/// CreateIssueInput!`), whose fields say it instead, or an ID (`id: ID!`), which says which
+/// object to change, as nearly every change's does. A question names the change or what its
+/// input holds. (A lookup's ID is kept: "look up an album by its id" asks for it.)
+fn frames_a_mutation(catalog: &Catalog, member: &Member) -> bool {
+    let of_a_mutation = member.kind == MemberKind::Argument
         && member
             .parent
-            .is_some_and(|field| catalog.roots().is_mutation_field(catalog.member(field)))
-        && member
-            .named_type
-            .map(|ty| catalog.member(ty))
-            .is_some_and(|ty| ty.kind == MemberKind::InputObject && ty.referenced_by.len() == 1)
-}
-
-/// Whether the member is a mutation field's argument that takes an ID (`id: ID!`): it says
-/// which object to change, as nearly every change's does, and a question names the change.
-/// (A lookup's is kept: "look up an album by its id" asks for it.)
-fn identifies(catalog: &Catalog, member: &Member) -> bool {
-    member.kind == MemberKind::Argument
-        && member
-            .parent
-            .is_some_and(|field| catalog.roots().is_mutation_field(catalog.member(field)))
-        && member
-            .named_type
-            .is_some_and(|ty| catalog.member(ty).name == "ID")
+            .is_some_and(|field| catalog.roots().is_mutation_field(catalog.member(field)));
+    let ty = member.named_type.map(|ty| catalog.member(ty));
+    of_a_mutation
+        && ty.is_some_and(|ty| {
+            ty.name == "ID" || (ty.kind == MemberKind::InputObject && ty.referenced_by.len() == 1)
+        })
 }
 
 /// Whether the member is a field of an object type (or an argument of one) that an interface
