@@ -643,3 +643,63 @@ fn a_mutations_id_argument_yields_to_what_a_read_asks_for() {
         );
     }
 }
+
+const SHIPMENTS: &str = r#"
+type Query {
+  "Shipments, newest first."
+  shipments("Only shipments in this state." status: ShipmentStatus): [Shipment!]!
+}
+
+"A parcel on its way to a customer."
+type Shipment {
+  id: ID!
+  "Where the parcel is now."
+  status: ShipmentStatus!
+  "The carrier's tracking number."
+  trackingNumber: String
+}
+
+"""
+Where a shipment is.
+
+    WAITING - the parcel has not left the warehouse yet
+    MOVING - the carrier has picked the parcel up and is driving it
+      to the customer
+    HANDED_OVER - the customer signed for the parcel at the door
+    LOST - the carrier cannot find the parcel
+"""
+enum ShipmentStatus {
+  WAITING
+  MOVING
+  HANDED_OVER
+  LOST
+}
+"#;
+
+#[test]
+fn a_value_is_found_by_its_entry_in_its_enums_description() {
+    // The values have no descriptions of their own; the enum's lists what each means. Not dev
+    // questions.
+    let engine = indexed_engine(SHIPMENTS, "shipments.graphql");
+    for (query, value) in [
+        (
+            "parcels the customer signed for",
+            "ShipmentStatus.HANDED_OVER",
+        ),
+        (
+            "parcels still sitting in the warehouse",
+            "ShipmentStatus.WAITING",
+        ),
+        (
+            "parcels the courier is driving over",
+            "ShipmentStatus.MOVING",
+        ),
+    ] {
+        let hits = top_coordinates(&engine, query, 5);
+        let first_value = hits.iter().position(|c| c.starts_with("ShipmentStatus."));
+        assert!(
+            first_value < Some(2) && hits[first_value.unwrap_or(0)] == value,
+            "{query}: {hits:?}"
+        );
+    }
+}

@@ -154,7 +154,7 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
         .zip(&titles)
         .map(|(member, title)| {
             let mut text = format!("{title}.");
-            if let Some(description) = &member.description {
+            if let Some(description) = own_description(catalog, member) {
                 push_sentence(&mut text, summary(description), usize::MAX);
             }
             Text::new(text)
@@ -328,7 +328,7 @@ fn views(
     }
     // Without a description, the document text already has the context and the summary is
     // the name alone.
-    if member.description.is_some() {
+    if own_description(catalog, member).is_some() {
         let mut parts = vec![text];
         for id in [member.parent, member.named_type].into_iter().flatten() {
             let related = catalog.member(id);
@@ -589,7 +589,7 @@ fn member_text(catalog: &Catalog, plumbing: &Plumbing, member: &Member, summary:
     text.push_str(summary);
     // Related descriptions stand in for a missing one only: mean pooling dilutes a member's
     // own words with every sentence added (the context view blends them in instead).
-    let context = member.description.is_none();
+    let context = own_description(catalog, member).is_none();
     let names = |ids: &[MemberId]| list_names(catalog, ids);
     match member.kind {
         MemberKind::Field => {
@@ -707,6 +707,68 @@ fn list_names(catalog: &Catalog, ids: &[MemberId]) -> String {
         out.push_str(", ...");
     }
     out
+}
+
+/// A member's own description; for an enum value without one, its entry in its enum's
+/// description. Many schemas document the values as a list there (saleor's
+/// `OrderAuthorizeStatusEnum`: `PARTIAL - the funds that are authorized and charged don't
+/// cover fully the order.total`), which says what the value means better than the enum's
+/// summary its document would otherwise borrow.
+fn own_description<'c>(catalog: &'c Catalog, member: &'c Member) -> Option<&'c str> {
+    match (&member.description, member.kind) {
+        (Some(own), _) => Some(own),
+        (None, MemberKind::EnumValue) => {
+            let enumeration = catalog.member(member.parent?);
+            listed_entry(enumeration.description.as_deref()?, &member.name)
+        }
+        (None, _) => None,
+    }
+}
+
+/// The text of `name`'s entry in a description that lists entries a line each (`NAME - text`,
+/// `NAME: text`, `` * `NAME` - text ``), with the lines that continue it, up to a blank line or
+/// the next entry.
+fn listed_entry<'d>(description: &'d str, name: &str) -> Option<&'d str> {
+    let mut lines = description.lines();
+    let first = lines.by_ref().find_map(|line| match entry(line) {
+        Some((listed, text)) if listed == name => Some(text),
+        _ => None,
+    })?;
+    // The entry runs on within the description, so it can be sliced out whole.
+    let start = first.as_ptr() as usize - description.as_ptr() as usize;
+    let mut end = start + first.len();
+    for line in lines {
+        if line.trim().is_empty() || entry(line).is_some() {
+            break;
+        }
+        end = line.as_ptr() as usize - description.as_ptr() as usize + line.len();
+    }
+    let text = description[start..end].trim();
+    (!text.is_empty()).then_some(text)
+}
+
+/// A line that opens a list entry: an optional bullet, a name in capitals (optionally in
+/// backticks), then a dash or a colon; the name and the text after the separator.
+fn entry(line: &str) -> Option<(&str, &str)> {
+    let line = line.trim_start();
+    let line = line
+        .strip_prefix("- ")
+        .or_else(|| line.strip_prefix("* "))
+        .unwrap_or(line)
+        .trim_start();
+    let (name, rest) = match line.strip_prefix('`') {
+        Some(quoted) => quoted.split_once('`')?,
+        None => line.split_at(line.find(|c: char| !c.is_alphanumeric() && c != '_')?),
+    };
+    let is_value_name = name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    let rest = rest.trim_start();
+    let text = ["- ", "– ", "— ", ": "]
+        .iter()
+        .find_map(|separator| rest.strip_prefix(separator))?;
+    is_value_name.then_some((name, text))
 }
 
 /// A description's first paragraph: its summary. Later paragraphs hold notes that repeat
@@ -844,5 +906,36 @@ mod tests {
         let mut text = String::from("x.");
         push_sentence(&mut text, "   ", 100);
         assert_eq!(text, "x.");
+    }
+
+    #[test]
+    fn a_value_takes_its_entry_in_its_enums_description() {
+        let description = "Where a shipment is.\n\n    WAITING - not sent yet\n    MOVING: \
+                           on the way,\n      by road\n    * `LOST` \u{2014} gone\n\n\
+                           Some notes.\n  - EVENT (async): not an entry";
+        assert_eq!(listed_entry(description, "WAITING"), Some("not sent yet"));
+        assert_eq!(
+            listed_entry(description, "MOVING"),
+            Some("on the way,\n      by road")
+        );
+        assert_eq!(listed_entry(description, "LOST"), Some("gone"));
+        assert_eq!(listed_entry(description, "EVENT"), None);
+        assert_eq!(listed_entry(description, "WAIT"), None);
+
+        let catalog = Catalog::from_sdl(
+            &format!(
+                "type Query {{ status: Status }}\n\"\"\"{description}\"\"\"\n\
+                 enum Status {{ WAITING \"Its own.\" MOVING LOST EVENT }}"
+            ),
+            "test.graphql",
+            wayfinder_supergraph::CatalogOptions::default(),
+        )
+        .unwrap();
+        let own = |coordinate: &str| {
+            own_description(&catalog, catalog.get(coordinate).expect(coordinate))
+        };
+        assert_eq!(own("Status.WAITING"), Some("not sent yet"));
+        assert_eq!(own("Status.MOVING"), Some("Its own."));
+        assert_eq!(own("Status.EVENT"), None);
     }
 }
