@@ -142,6 +142,11 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
     let filters = filters(catalog);
     let changes = changes(catalog);
     let reach = deprecated_by_reach(catalog);
+    let descriptions: Vec<Option<&str>> = catalog
+        .members()
+        .iter()
+        .map(|member| own_description(catalog, member))
+        .collect();
     let titles: Vec<String> = catalog
         .members()
         .iter()
@@ -154,7 +159,7 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
         .zip(&titles)
         .map(|(member, title)| {
             let mut text = format!("{title}.");
-            if let Some(description) = own_description(catalog, member) {
+            if let Some(description) = descriptions[member.id.index()] {
                 push_sentence(&mut text, summary(description), usize::MAX);
             }
             Text::new(text)
@@ -166,8 +171,11 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
         .zip(titles)
         .map(|(member, title)| {
             let own = &summaries[member.id.index()];
-            let text = member_text(catalog, &plumbing, member, &own.text);
-            let views = views(catalog, &plumbing, &summaries, member, &title, text);
+            let described = descriptions[member.id.index()].is_some();
+            let text = member_text(catalog, &plumbing, member, described, &own.text);
+            let views = views(
+                catalog, &plumbing, &summaries, member, described, &title, text,
+            );
             let parent = member.parent.map(|p| catalog.member(p).name.as_str());
             Document {
                 names: [Some(member.name.as_str()), parent]
@@ -316,6 +324,7 @@ fn views(
     plumbing: &Plumbing,
     summaries: &[Text],
     member: &Member,
+    described: bool,
     title: &str,
     text: String,
 ) -> Vec<View> {
@@ -328,7 +337,7 @@ fn views(
     }
     // Without a description, the document text already has the context and the summary is
     // the name alone.
-    if own_description(catalog, member).is_some() {
+    if described {
         let mut parts = vec![text];
         for id in [member.parent, member.named_type].into_iter().flatten() {
             let related = catalog.member(id);
@@ -583,13 +592,19 @@ fn title(catalog: &Catalog, member: &Member) -> String {
 }
 
 /// The document text of a member: its `title. summary` text, then its surroundings.
-fn member_text(catalog: &Catalog, plumbing: &Plumbing, member: &Member, summary: &str) -> String {
+fn member_text(
+    catalog: &Catalog,
+    plumbing: &Plumbing,
+    member: &Member,
+    described: bool,
+    summary: &str,
+) -> String {
     let parent = member.parent.map(|id| catalog.member(id));
     let mut text = String::with_capacity(256);
     text.push_str(summary);
     // Related descriptions stand in for a missing one only: mean pooling dilutes a member's
     // own words with every sentence added (the context view blends them in instead).
-    let context = own_description(catalog, member).is_none();
+    let context = !described;
     let names = |ids: &[MemberId]| list_names(catalog, ids);
     match member.kind {
         MemberKind::Field => {
@@ -729,19 +744,19 @@ fn own_description<'c>(catalog: &'c Catalog, member: &'c Member) -> Option<&'c s
 /// `NAME: text`, `` * `NAME` - text ``), with the lines that continue it, up to a blank line or
 /// the next entry.
 fn listed_entry<'d>(description: &'d str, name: &str) -> Option<&'d str> {
-    let mut lines = description.lines();
-    let first = lines.by_ref().find_map(|line| match entry(line) {
-        Some((listed, text)) if listed == name => Some(text),
-        _ => None,
+    let mut lines = description.split_inclusive('\n');
+    let mut end = 0;
+    // An entry's text runs to the end of its line: it starts that far before the line's end.
+    let start = lines.by_ref().find_map(|line| {
+        end += line.len();
+        let (listed, text) = entry(line)?;
+        (listed == name).then(|| end - text.len())
     })?;
-    // The entry runs on within the description, so it can be sliced out whole.
-    let start = first.as_ptr() as usize - description.as_ptr() as usize;
-    let mut end = start + first.len();
     for line in lines {
         if line.trim().is_empty() || entry(line).is_some() {
             break;
         }
-        end = line.as_ptr() as usize - description.as_ptr() as usize + line.len();
+        end += line.len();
     }
     let text = description[start..end].trim();
     (!text.is_empty()).then_some(text)
