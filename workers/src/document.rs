@@ -7,7 +7,9 @@
 //! that naming a member outranks mentioning it. The model embeds several views of a member
 //! (the text, its name with its own summary, its name alone, and the text summed with the
 //! summaries of its parent and type), and a member's vector evidence is the mean similarity
-//! of its views.
+//! of its views. A mutation field whose payload carries one object is read in an action
+//! against that object's summary too ([`Document::carries`]): `createIssue` says "Creates a new
+//! issue", and only `Issue` says an issue is where bugs are reported.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -40,6 +42,14 @@ pub struct Document {
     pub change: bool,
     /// What a change returns: a field of a mutation payload.
     pub outcome: bool,
+    /// For a mutation field that returns a payload, the object the payload carries: what the
+    /// change makes or changes (`Issue`, through `CreateIssuePayload.issue`). An action is read
+    /// against it too (see [`crate::generation`]); a read is not, or every change to an
+    /// object would answer questions about it.
+    pub carries: Option<MemberId>,
+    /// Which of [`Document::views`] is the member's own `title. summary`: the text's, when the
+    /// text adds nothing to it.
+    pub summary_view: usize,
     /// `Some` when deprecated through what reaches it, though not deprecated itself: an
     /// argument of a deprecated field, or a type only deprecated members use
     /// (`TrackAudioFeatures`, which only deprecated fields return) and the members of such a
@@ -176,6 +186,8 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
             let views = views(
                 catalog, &plumbing, &summaries, member, described, &title, text,
             );
+            // `views` puts the summary second when it differs from the text.
+            let summary_view = usize::from(views.get(1).is_some_and(|v| v.hash == own.hash));
             let parent = member.parent.map(|p| catalog.member(p).name.as_str());
             Document {
                 names: [Some(member.name.as_str()), parent]
@@ -188,6 +200,8 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
                 change: changes[member.id.index()],
                 outcome: member.kind == MemberKind::Field
                     && owner_type(catalog, member).is_some_and(|ty| plumbing.is_payload(ty)),
+                carries: carried(catalog, &plumbing, member),
+                summary_view,
                 deprecated_by_reach: reach[member.id.index()],
                 member: member.id,
                 title,
@@ -559,6 +573,27 @@ impl Plumbing {
     }
 }
 
+/// The object a mutation field's payload carries: the one field of the payload that returns
+/// an object or interface other than plumbing (its errors are plumbing), when there is one.
+fn carried(catalog: &Catalog, plumbing: &Plumbing, field: &Member) -> Option<MemberId> {
+    if !catalog.roots().is_mutation_field(field) {
+        return None;
+    }
+    let payload = catalog.member(field.named_type?);
+    if !plumbing.is_payload(payload) {
+        return None;
+    }
+    let mut carried = payload.children.iter().filter_map(|child| {
+        let ty = catalog.member(catalog.member(*child).named_type?);
+        let object = matches!(ty.kind, MemberKind::Object | MemberKind::Interface);
+        (object && !plumbing.contains(ty)).then_some(ty.id)
+    });
+    match (carried.next(), carried.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
+}
+
 /// A connection or an edge, by its shape alone.
 fn wraps(catalog: &Catalog, ty: &Member) -> bool {
     if ty.kind != MemberKind::Object {
@@ -899,6 +934,60 @@ mod tests {
         assert_eq!(reach("Query.variants(filter:)"), (false, None));
         assert_eq!(reach("VariantWhere.sku"), (false, None));
         assert_eq!(reach("Track.name"), (false, None));
+    }
+
+    #[test]
+    fn a_payload_carries_its_one_object_and_the_summary_view_is_found() {
+        let catalog = Catalog::from_sdl(
+            r#"
+            type Query { issue: Issue column: Column }
+            type Mutation {
+              "Opens an issue."
+              createIssue(title: String!): CreateIssuePayload
+              moveIssue(id: ID!): MoveIssuePayload
+              closeIssue(id: ID!): Issue
+            }
+            "A problem to fix."
+            type Issue { "Its title." title: String }
+            "A board column."
+            type Column { name: String }
+            type UserError { message: String }
+            type CreateIssuePayload { errors: [UserError!]! issue: Issue clientMutationId: String }
+            type MoveIssuePayload { issue: Issue column: Column }
+            "#,
+            "test.graphql",
+            wayfinder_supergraph::CatalogOptions::default(),
+        )
+        .unwrap();
+        let documents = documents(&catalog);
+        let document = |coordinate: &str| &documents[catalog.get(coordinate).unwrap().id.index()];
+        let carries = |coordinate: &str| {
+            document(coordinate)
+                .carries
+                .map(|ty| catalog.member(ty).name.as_str())
+        };
+        // The errors are plumbing; a payload with two objects says neither is the change's;
+        // an object returned as it is needs no payload read through.
+        assert_eq!(carries("Mutation.createIssue"), Some("Issue"));
+        assert_eq!(carries("Mutation.moveIssue"), None);
+        assert_eq!(carries("Mutation.closeIssue"), None);
+        assert_eq!(carries("Query.issue"), None);
+        for coordinate in [
+            "Issue",
+            "Issue.title",
+            "Mutation.createIssue",
+            "Column.name",
+        ] {
+            let d = document(coordinate);
+            let view = &d.views[d.summary_view];
+            assert_eq!(view.parts.len(), 1, "{coordinate}");
+            assert!(view.parts[0].text.starts_with(&*d.title), "{coordinate}");
+            assert!(
+                !view.parts[0].text.contains(" In "),
+                "{coordinate}: {}",
+                view.parts[0].text
+            );
+        }
     }
 
     #[test]

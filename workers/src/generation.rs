@@ -10,7 +10,7 @@ use wayfinder_supergraph::{Catalog, MemberId};
 
 use crate::acronyms::Acronyms;
 use crate::document::Document;
-use crate::embed::dot;
+use crate::embed::{dot, normalize};
 use crate::lexical::LexicalIndex;
 use crate::ranking::ThinNames;
 use crate::tokens::{TokenFrequencies, TokenVectors};
@@ -77,14 +77,25 @@ pub struct Generation {
 /// pass over memory rather than a lookup per view.
 #[derive(Default)]
 pub(crate) struct ViewBlock {
-    /// Each member with the first row and the number of its views in `vectors`.
-    members: Vec<(MemberId, usize, usize)>,
+    members: Vec<BlockMember>,
     vectors: Vec<f32>,
     dimension: usize,
 }
 
+/// One member's rows in a [`ViewBlock`].
+struct BlockMember {
+    member: MemberId,
+    /// The first row of its views and how many there are.
+    first: usize,
+    views: usize,
+    /// The object the change is read against ([`Document::carries`]), whose row follows the
+    /// views: the member's text blended with that object's summary.
+    carries: Option<MemberId>,
+}
+
 impl ViewBlock {
-    /// The views of `members` that are ready, as vectors of `dimension` (the model's).
+    /// The views of `members` that are ready, as vectors of `dimension` (the model's), each
+    /// followed by its change view when it has one.
     fn of(generation: &Generation, members: &[MemberId], dimension: usize) -> Self {
         let mut block = ViewBlock {
             dimension,
@@ -99,15 +110,29 @@ impl ViewBlock {
             for vector in views.filter(|v| v.len() == dimension) {
                 block.vectors.extend_from_slice(vector);
             }
-            let rows = block.vectors.len() / dimension - first;
-            if rows > 0 {
-                block.members.push((member, first, rows));
+            let views = block.vectors.len() / dimension - first;
+            if views == 0 {
+                continue;
             }
+            let carries = document.carries.and_then(|object| {
+                let text = shard.vector(document.text_view().key)?;
+                block
+                    .vectors
+                    .extend_from_slice(&generation.change_view(text, object)?);
+                Some(object)
+            });
+            block.members.push(BlockMember {
+                member,
+                first,
+                views,
+                carries,
+            });
         }
         block
     }
 
-    /// Each visible member's mean similarity to `query`.
+    /// Each visible member's mean similarity to `query` over its views, and over its change
+    /// view too when the object it reads may be seen.
     fn scores<'b>(
         &'b self,
         query: &'b [f32],
@@ -116,13 +141,15 @@ impl ViewBlock {
         let width = self.dimension;
         self.members
             .iter()
-            .filter(|(member, _, _)| visibility.allows(*member))
-            .map(move |&(member, first, rows)| {
-                let sum: f32 = self.vectors[first * width..(first + rows) * width]
+            .filter(|m| visibility.allows(m.member))
+            .map(move |m| {
+                let change = m.carries.is_some_and(|object| visibility.allows(object));
+                let rows = m.views + usize::from(change);
+                let sum: f32 = self.vectors[m.first * width..(m.first + rows) * width]
                     .chunks_exact(width)
                     .map(|row| dot(row, query))
                     .sum();
-                (member, sum / rows as f32)
+                (m.member, sum / rows as f32)
             })
     }
 }
@@ -158,8 +185,9 @@ impl Generation {
     }
 
     /// The visible members of the `depth` views nearest `query` (at most `depth` members),
-    /// and with `mutations` every visible mutation field however far it is, each scored by
-    /// the mean similarity over all its views, best first.
+    /// each scored by the mean similarity over all its views, best first. With `mutations`
+    /// (an action), every visible mutation field however far it is, scored with its change
+    /// view too ([`ViewBlock`]).
     pub(crate) fn vector_candidates(
         &self,
         query: &[f32],
@@ -182,6 +210,15 @@ impl Generation {
                 let Some(&member) = self.keys.get(&key) else {
                     continue;
                 };
+                // An action scores every mutation field from the block, change view and all.
+                if mutations
+                    && self
+                        .catalog
+                        .roots()
+                        .is_mutation_field(self.catalog.member(member))
+                {
+                    continue;
+                }
                 if seen.insert(member) {
                     scored.push((member, self.mean_similarity(shard, member, query)));
                 }
@@ -202,6 +239,17 @@ impl Generation {
             best_first(&mut scored);
         }
         Ok(scored)
+    }
+
+    /// A change view: a mutation field's `text` vector summed with the summary vector of the
+    /// object its payload carries, made unit length (`None` while that object's shard has no
+    /// vectors).
+    fn change_view(&self, text: &[f32], object: MemberId) -> Option<Vec<f32>> {
+        let (document, shard) = self.ready_shard_of(object)?;
+        let summary = shard.vector(document.views.get(document.summary_view)?.key)?;
+        let mut sum: Vec<f32> = text.iter().zip(summary).map(|(a, b)| a + b).collect();
+        normalize(&mut sum);
+        Some(sum)
     }
 
     pub(crate) fn token_frequencies(&self) -> &TokenFrequencies {
