@@ -183,11 +183,9 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
             let own = &summaries[member.id.index()];
             let described = descriptions[member.id.index()].is_some();
             let text = member_text(catalog, &plumbing, member, described, &own.text);
-            let views = views(
+            let (views, summary_view) = views(
                 catalog, &plumbing, &summaries, member, described, &title, text,
             );
-            // `views` puts the summary second when it differs from the text.
-            let summary_view = usize::from(views.get(1).is_some_and(|v| v.hash == own.hash));
             let parent = member.parent.map(|p| catalog.member(p).name.as_str());
             Document {
                 names: [Some(member.name.as_str()), parent]
@@ -323,9 +321,11 @@ pub(crate) fn distinct_texts<'d>(documents: &'d [Document], members: &[usize]) -
         .collect()
 }
 
-/// The vectors a member is searched by, its score being their mean similarity to the query:
+/// The vectors a member is searched by, its score being their mean similarity to the query,
+/// and which of them is its name with its own summary:
 /// 1. its document text;
-/// 2. its name with its own summary (what a question naming the member's purpose matches);
+/// 2. its name with its own summary (what a question naming the member's purpose matches),
+///    unless that is the whole text;
 /// 3. for a described member, its text summed with the summaries of its parent and type
 ///    (what a question in the words of the surrounding domain matches);
 /// 4. for a described member, its name alone (what a question naming the thing matches).
@@ -341,12 +341,14 @@ fn views(
     described: bool,
     title: &str,
     text: String,
-) -> Vec<View> {
+) -> (Vec<View>, usize) {
     let key = |seed: u64| xxh3_64_with_seed(member.coordinate.as_bytes(), seed);
     let text = Text::new(text);
     let own = &summaries[member.id.index()];
     let mut views = vec![View::new(key(0), vec![text.clone()])];
-    if own.hash != text.hash {
+    // The summary has a view of its own when the text adds to it, and is the text's otherwise.
+    let summary_view = usize::from(own.hash != text.hash);
+    if summary_view == 1 {
         views.push(View::new(key(1), vec![own.clone()]));
     }
     // Without a description, the document text already has the context and the summary is
@@ -364,7 +366,7 @@ fn views(
         }
         views.push(View::new(key(3), vec![Text::new(format!("{title}."))]));
     }
-    views
+    (views, summary_view)
 }
 
 /// Share of its score a member keeps that is not a root field: agents mostly look for an
@@ -576,9 +578,7 @@ impl Plumbing {
 /// The object a mutation field's payload carries: the one field of the payload that returns
 /// an object or interface other than plumbing (its errors are plumbing), when there is one.
 fn carried(catalog: &Catalog, plumbing: &Plumbing, field: &Member) -> Option<MemberId> {
-    if !catalog.roots().is_mutation_field(field) {
-        return None;
-    }
+    // Only mutation fields return payloads (`Plumbing::is_payload`).
     let payload = catalog.member(field.named_type?);
     if !plumbing.is_payload(payload) {
         return None;

@@ -106,8 +106,8 @@ impl ViewBlock {
                 continue;
             };
             let first = block.vectors.len() / dimension;
-            let views = document.views.iter().filter_map(|v| shard.vector(v.key));
-            for vector in views.filter(|v| v.len() == dimension) {
+            let vectors = document.views.iter().filter_map(|v| shard.vector(v.key));
+            for vector in vectors.filter(|v| v.len() == dimension) {
                 block.vectors.extend_from_slice(vector);
             }
             let views = block.vectors.len() / dimension - first;
