@@ -162,6 +162,15 @@ pub fn ranks_above(hits: &[String], above: &str, within: usize, below: &str) -> 
     above.is_some() && rank(below).is_none_or(|below| above < Some(below))
 }
 
+/// Whether the first of `hits` whose coordinate starts with `prefix` (`Mutation.`, `Enum.`) is
+/// `expected`, among the first `within`.
+pub fn first_of_is(hits: &[String], prefix: &str, within: usize, expected: &str) -> bool {
+    hits.iter()
+        .take(within)
+        .find(|c| c.starts_with(prefix))
+        .is_some_and(|c| c == expected)
+}
+
 /// A fresh, empty folder under the system's temporary folder, unique to this process.
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wayfinder-{name}-{}", std::process::id()));

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use wayfinder_supergraph::ContractFilter;
 use wayfinder_tests::{
-    catalog, indexed_catalog, indexed_engine, ranks_above, set_schema, top_coordinates,
+    catalog, first_of_is, indexed_catalog, indexed_engine, ranks_above, set_schema, top_coordinates,
 };
 use wayfinder_workers::{Engine, SearchRequest};
 
@@ -696,9 +696,8 @@ fn a_value_is_found_by_its_entry_in_its_enums_description() {
         ),
     ] {
         let hits = top_coordinates(&engine, query, 5);
-        let first_value = hits.iter().position(|c| c.starts_with("ShipmentStatus."));
         assert!(
-            first_value < Some(2) && hits[first_value.unwrap_or(0)] == value,
+            first_of_is(&hits, "ShipmentStatus.", 2, value),
             "{query}: {hits:?}"
         );
     }
@@ -807,9 +806,8 @@ fn an_action_is_read_against_what_its_payload_carries() {
         ),
     ] {
         let hits = top_coordinates(&engine, query, 8);
-        let first_mutation = hits.iter().position(|c| c.starts_with("Mutation."));
         assert!(
-            first_mutation < Some(4) && hits[first_mutation.unwrap_or(0)] == mutation,
+            first_of_is(&hits, "Mutation.", 4, mutation),
             "{query}: {hits:?}"
         );
     }

@@ -231,11 +231,8 @@ impl Generation {
             let block = self
                 .mutation_views
                 .get_or_init(|| ViewBlock::of(self, fields, query.len()));
-            scored.extend(
-                block
-                    .scores(query, visibility)
-                    .filter(|(m, _)| seen.insert(*m)),
-            );
+            // The graph's mutation fields were left to the block above: none is in twice.
+            scored.extend(block.scores(query, visibility));
             best_first(&mut scored);
         }
         Ok(scored)
