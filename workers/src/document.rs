@@ -17,6 +17,8 @@ use std::sync::Arc;
 use wayfinder_supergraph::{Catalog, Member, MemberId, MemberKind, SubgraphId};
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64_with_seed};
 
+use crate::embed::unit_sum;
+
 /// The searchable text of one member.
 #[derive(Debug, Clone)]
 pub struct Document {
@@ -122,22 +124,12 @@ impl View {
         if let [text] = self.parts.as_slice() {
             return vector_of(text.hash);
         }
-        let mut sum: Vec<f32> = Vec::new();
-        for text in &self.parts {
-            let vector = vector_of(text.hash)?;
-            if sum.is_empty() {
-                sum = vec![0.0; vector.len()];
-            }
-            if vector.len() != sum.len() {
-                return None;
-            }
-            sum.iter_mut().zip(vector.iter()).for_each(|(s, v)| *s += v);
-        }
-        let norm = sum.iter().map(|v| v * v).sum::<f32>().sqrt();
-        if norm > 0.0 {
-            sum.iter_mut().for_each(|v| *v /= norm);
-        }
-        Some(sum.into())
+        let vectors = self
+            .parts
+            .iter()
+            .map(|text| vector_of(text.hash))
+            .collect::<Option<Vec<_>>>()?;
+        unit_sum(vectors.iter().map(|v| &v[..])).map(Into::into)
     }
 }
 

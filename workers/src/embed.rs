@@ -403,6 +403,21 @@ impl Drop for Embedder {
     }
 }
 
+/// The sum of `vectors`, made unit length: how several embedded texts make one vector (`None`
+/// without vectors, or when their widths differ).
+pub(crate) fn unit_sum<'v>(vectors: impl IntoIterator<Item = &'v [f32]>) -> Option<Vec<f32>> {
+    let mut vectors = vectors.into_iter();
+    let mut sum = vectors.next()?.to_vec();
+    for vector in vectors {
+        if vector.len() != sum.len() {
+            return None;
+        }
+        sum.iter_mut().zip(vector).for_each(|(s, v)| *s += v);
+    }
+    normalize(&mut sum);
+    Some(sum)
+}
+
 pub(crate) fn normalize(vector: &mut [f32]) {
     let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
     if norm > 0.0 {
@@ -427,4 +442,20 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
         }
     }
     lanes.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_sum_to_one_unit_vector_of_their_width() {
+        let sum = unit_sum([&[3.0f32, 0.0][..], &[0.0, 4.0][..]]).unwrap();
+        assert!(
+            (sum[0] - 0.6).abs() < 1e-6 && (sum[1] - 0.8).abs() < 1e-6,
+            "{sum:?}"
+        );
+        assert_eq!(unit_sum([&[1.0f32, 0.0][..], &[1.0][..]]), None);
+        assert_eq!(unit_sum(std::iter::empty::<&[f32]>()), None);
+    }
 }

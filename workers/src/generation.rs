@@ -10,7 +10,7 @@ use wayfinder_supergraph::{Catalog, MemberId};
 
 use crate::acronyms::Acronyms;
 use crate::document::Document;
-use crate::embed::{dot, normalize};
+use crate::embed::{dot, unit_sum};
 use crate::lexical::LexicalIndex;
 use crate::ranking::ThinNames;
 use crate::tokens::{TokenFrequencies, TokenVectors};
@@ -116,9 +116,12 @@ impl ViewBlock {
             }
             let carries = document.carries.and_then(|object| {
                 let text = shard.vector(document.text_view().key)?;
-                block
-                    .vectors
-                    .extend_from_slice(&generation.change_view(text, object)?);
+                let change = generation.change_view(text, object)?;
+                // A row of another width would shift every row after it.
+                if change.len() != dimension {
+                    return None;
+                }
+                block.vectors.extend_from_slice(&change);
                 Some(object)
             });
             block.members.push(BlockMember {
@@ -244,9 +247,7 @@ impl Generation {
     fn change_view(&self, text: &[f32], object: MemberId) -> Option<Vec<f32>> {
         let (document, shard) = self.ready_shard_of(object)?;
         let summary = shard.vector(document.views.get(document.summary_view)?.key)?;
-        let mut sum: Vec<f32> = text.iter().zip(summary).map(|(a, b)| a + b).collect();
-        normalize(&mut sum);
-        Some(sum)
+        unit_sum([text, summary])
     }
 
     pub(crate) fn token_frequencies(&self) -> &TokenFrequencies {
