@@ -128,14 +128,15 @@ pub fn indexed_engine(sdl: &str, file_name: &str) -> Engine {
     indexed_catalog(catalog)
 }
 
-/// An engine without a cache over `catalog`, indexed (vectors ready) before it returns.
+/// An engine without a cache over `catalog`, indexed (vectors ready) before it returns. The
+/// wait allows for github, the largest dev set, on a slow machine.
 pub fn indexed_catalog(catalog: Catalog) -> Engine {
     let engine = Engine::start(engine_config(None)).expect("the engine starts");
     let published = engine
         .publish(std::sync::Arc::new(catalog))
         .expect("published");
     engine
-        .wait_indexed(published.publication, std::time::Duration::from_secs(300))
+        .wait_indexed(published.publication, std::time::Duration::from_secs(900))
         .expect("indexing finishes");
     engine
 }
