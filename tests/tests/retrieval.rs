@@ -812,3 +812,65 @@ fn an_action_is_read_against_what_its_payload_carries() {
         );
     }
 }
+
+const CODE_HOSTING: &str = r#"
+type Query {
+  "Look up a repository by its owner and name."
+  repository(owner: String!, name: String!): Repository
+  "Look up a report by its id."
+  report(id: ID!): Report
+  "Look up a representative by their id."
+  representative(id: ID!): Representative
+}
+
+"A place where a project's code and its history are kept."
+type Repository {
+  "The stars people gave."
+  stars: Int!
+  "Labels people put on it."
+  topics: [String!]!
+  "Who it was made by."
+  owner: String!
+}
+
+"A reviewer's report on a submission."
+type Report {
+  "The stars people gave."
+  stars: Int!
+  "Labels people put on it."
+  topics: [String!]!
+  "Who it was made by."
+  owner: String!
+}
+
+"A person who speaks for a team."
+type Representative {
+  "The stars people gave."
+  stars: Int!
+  "Labels people put on it."
+  topics: [String!]!
+  "Who it was made by."
+  owner: String!
+}
+"#;
+
+#[test]
+fn a_clipped_word_is_read_spelled_out() {
+    // `repo` is not a word of the model's vocabulary, which reads it as `rep` and `o`: before
+    // it was spelled out as the schema's `repository`, a representative's member came second
+    // to each of these. Not dev questions.
+    let engine = indexed_engine(CODE_HOSTING, "code-hosting.graphql");
+    for query in [
+        "stars of a repo",
+        "my repo's topics",
+        "who made the repo",
+        "topics of repos",
+    ] {
+        let hits = top_coordinates(&engine, query, 2);
+        assert!(
+            hits.iter()
+                .all(|hit| hit.starts_with("Repository") || hit.starts_with("Query.repository")),
+            "{query}: {hits:?}"
+        );
+    }
+}

@@ -19,7 +19,6 @@ use actix::{
 use wayfinder_supergraph::{Catalog, MemberId};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::acronyms::Acronyms;
 use crate::cache::save_unsaved;
 use crate::document::{distinct_texts, Document};
 use crate::engine::{Shared, Swap};
@@ -27,6 +26,7 @@ use crate::generation::{Generation, ShardState};
 use crate::indexer::{BuildShard, IndexerContext, ShardBuilt, ShardIndexer};
 use crate::lexical::LexicalIndex;
 use crate::ranking::ThinNames;
+use crate::spelling::Spellings;
 use crate::status::IndexReport;
 use crate::vector::VectorShard;
 
@@ -37,7 +37,7 @@ pub(crate) struct Reindex {
     pub documents: Arc<[Document]>,
     pub lexical: Arc<LexicalIndex>,
     pub keys: Arc<HashMap<u64, MemberId>>,
-    pub acronyms: Arc<Acronyms>,
+    pub spellings: Arc<Spellings>,
     pub thin_names: Arc<ThinNames>,
     pub started: Instant,
     pub swap: Swap,
@@ -247,7 +247,7 @@ impl Coordinator {
             mutation_views: Default::default(),
             token_frequencies: Default::default(),
             thin_names: Arc::clone(&request.thin_names),
-            acronyms: Arc::clone(&request.acronyms),
+            spellings: Arc::clone(&request.spellings),
         });
     }
 

@@ -12,6 +12,7 @@
 //! it waits for the calls in flight, and later ones fail with [`EmbedError::Closed`] without
 //! touching the runtime.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -268,6 +269,16 @@ impl Embedder {
 
     pub fn dimension(&self) -> usize {
         self.dimension
+    }
+
+    /// The words the model reads whole: the tokens of its vocabulary that do not continue a
+    /// word (WordPiece, the default model's tokenizer, marks those with `##`).
+    pub fn whole_words(&self) -> HashSet<String> {
+        self.tokenizer
+            .get_vocab(true)
+            .into_keys()
+            .filter(|token| !token.starts_with("##"))
+            .collect()
     }
 
     /// Unit vectors for `texts`, in order.

@@ -20,7 +20,6 @@ use lru::LruCache;
 use wayfinder_supergraph::{Catalog, Contract, ContractFilter, MemberId};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::acronyms::Acronyms;
 use crate::cache::VectorCache;
 use crate::config::EngineConfig;
 use crate::coordinator::{Coordinator, Reindex};
@@ -36,6 +35,7 @@ use crate::ranking::{
     add_owner_evidence, add_path_evidence, add_token_evidence, demote_deprecated,
     demote_unnamed_thin, fuse, named_members, put_named_first, thin_names, Fusion,
 };
+use crate::spelling::{Spellings, Vocabulary};
 use crate::status::{IndexReport, Progress, Status};
 use crate::tokens::QueryTokens;
 use crate::vector::VectorError;
@@ -186,6 +186,8 @@ impl Shared {
 struct QueryEncoder {
     embedder: Mutex<Embedder>,
     embeddings: Mutex<LruCache<String, Arc<Embedding>>>,
+    /// The words the model reads whole, for spelling out the clipped ones of a question.
+    vocabulary: Arc<Vocabulary>,
 }
 
 pub struct Engine {
@@ -234,6 +236,7 @@ impl Engine {
                 let capacity =
                     NonZeroUsize::new(config.query_cache.max(1)).unwrap_or(NonZeroUsize::MIN);
                 let query = QueryEncoder {
+                    vocabulary: Arc::new(embedder.whole_words()),
                     embedder: Mutex::new(embedder),
                     embeddings: Mutex::new(LruCache::new(capacity)),
                 };
@@ -349,7 +352,8 @@ impl Engine {
                 .flat_map(|d| d.views.iter().map(|v| (v.key, d.member)))
                 .collect(),
         );
-        let acronyms = Arc::new(Acronyms::of(&catalog));
+        let vocabulary = self.query.as_ref().map(|q| Arc::clone(&q.vocabulary));
+        let spellings = Arc::new(Spellings::of(&catalog, vocabulary));
         let thin_names = Arc::new(thin_names(&catalog, |name| lexical.terms(name)));
         // One pass over the documents, not one per subgraph (191 subgraphs x 22k documents).
         let mut shards = vec![ShardState::Empty; catalog.subgraphs().len()];
@@ -379,7 +383,7 @@ impl Engine {
                 mutation_views: Default::default(),
                 token_frequencies: Default::default(),
                 thin_names: Arc::clone(&thin_names),
-                acronyms: Arc::clone(&acronyms),
+                spellings: Arc::clone(&spellings),
             });
         }
         let published = Published {
@@ -394,7 +398,7 @@ impl Engine {
             documents,
             lexical,
             keys,
-            acronyms,
+            spellings,
             thin_names,
             started,
             swap,
@@ -486,9 +490,9 @@ impl Engine {
             span.record("candidates", lexical.len());
             lexical
         };
-        // The model reads the acronyms spelled out, in the question and in its owner; the
-        // lexical index and the named-member rule keep the words as written.
-        let read = generation.acronyms.expand(query);
+        // The model reads acronyms and clipped words spelled out, in the question and in its
+        // owner; the lexical index and the named-member rule keep the words as written.
+        let read = generation.spellings.expand(query);
         let mut vector = Vec::new();
         let mut embedded = None;
         if generation.has_vectors() && !query.is_empty() {

@@ -8,11 +8,11 @@ use std::sync::{Arc, OnceLock};
 
 use wayfinder_supergraph::{Catalog, MemberId};
 
-use crate::acronyms::Acronyms;
 use crate::document::Document;
 use crate::embed::{dot, unit_sum};
 use crate::lexical::LexicalIndex;
 use crate::ranking::ThinNames;
+use crate::spelling::Spellings;
 use crate::tokens::{TokenFrequencies, TokenVectors};
 use crate::vector::{VectorError, VectorShard};
 use crate::visibility::Visibility;
@@ -69,8 +69,8 @@ pub struct Generation {
     /// The name of each thin member as the lexical index reads it, made on publishing the
     /// catalog ([`crate::ranking::thin_names`]).
     pub(crate) thin_names: Arc<ThinNames>,
-    /// The catalog's acronyms, made on publishing it.
-    pub(crate) acronyms: Arc<Acronyms>,
+    /// How questions are spelled out for the model, made on publishing the catalog.
+    pub(crate) spellings: Arc<Spellings>,
 }
 
 /// Some members' view vectors in one contiguous block, so scoring every one of them is a

@@ -4,10 +4,9 @@
 //! documents feed the [`lexical`] index at once and, through the [`coordinator`] actor, the
 //! per-subgraph [`indexer`] actors, which embed what the [`cache`] lacks on the [`pool`] of
 //! [`embed`] workers and build [`vector`] shards; each step publishes a [`generation`];
-//! [`engine`] searches the current one, reading the query's [`intent`] and spelling out its
-//! [`acronyms`]; [`ranking`] fuses and orders, [`cursor`] pages.
+//! [`engine`] searches the current one, reading the query's [`intent`] and [`spelling`] out its
+//! acronyms and clipped words; [`ranking`] fuses and orders, [`cursor`] pages.
 
-mod acronyms;
 pub mod cache;
 pub mod config;
 mod coordinator;
@@ -22,6 +21,7 @@ pub mod intent;
 pub mod lexical;
 mod pool;
 pub mod ranking;
+mod spelling;
 pub mod status;
 pub mod tokens;
 pub mod vector;

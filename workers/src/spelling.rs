@@ -1,0 +1,337 @@
+//! Spelling: the words of a question the model reads better spelled out, spelled out from the
+//! schema's own names.
+//!
+//! A small embedding model reads "pull request" far better than "PR", and "repository" better
+//! than "repo", a word its vocabulary lacks and so reads as pieces (`rep`, `##o`). The
+//! spellings come from the catalog, never from a list:
+//!
+//! - An acronym, a word of two to five capitals with an optional plural `s`, is replaced when
+//!   it is not itself the name of a type, field, argument or directive (an enum value may be
+//!   spelled in capitals and still be an acronym: `PR` is also Puerto Rico's country code) and
+//!   the initials of a type name of two or more words match it; of several such types, the one
+//!   most fields and arguments use.
+//! - A clipped word, one of three letters or more (with an optional plural `s`) that the
+//!   model's vocabulary lacks as a whole word, is replaced by the name word of the catalog that
+//!   it begins, at least three letters longer (so not an inflection of it), that the most
+//!   members' names use, provided the names use it more often than the clipped word itself.
+//!
+//! The tables are built from the whole catalog, so every tenant's query is spelled out alike;
+//! spelling changes the words embedded, never what a tenant may see.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::Bound;
+use std::sync::Arc;
+
+use wayfinder_supergraph::{Catalog, MemberKind};
+
+use crate::document::split_identifier;
+
+const MIN_LETTERS: usize = 2;
+const MAX_LETTERS: usize = 5;
+/// The fewest letters a clipped word has, and the fewest its spelling adds: `repo` ->
+/// `repository`, but not `playlist` -> `playlists` or `sku` -> `skus`.
+const MIN_CLIPPED: usize = 3;
+
+/// The words the embedding model reads whole, each as one token of its vocabulary.
+pub type Vocabulary = HashSet<String>;
+
+/// How a question's words are spelled out for the model, made on publishing a catalog.
+#[derive(Debug, Default)]
+pub(crate) struct Spellings {
+    /// Acronym (lower case) to the words it stands for.
+    acronyms: HashMap<String, String>,
+    /// Each word of the members' names (lower case), with how many members' names use it.
+    name_words: BTreeMap<String, usize>,
+    /// The model's whole words; without a model nothing is embedded, so no word is clipped.
+    vocabulary: Option<Arc<Vocabulary>>,
+}
+
+impl Spellings {
+    pub(crate) fn of(catalog: &Catalog, vocabulary: Option<Arc<Vocabulary>>) -> Self {
+        let mut name_words: BTreeMap<String, usize> = BTreeMap::new();
+        for member in catalog.members().iter().filter(|m| !m.builtin) {
+            let words = split_identifier(&member.name);
+            let distinct: HashSet<&str> = words.split(' ').filter(|w| !w.is_empty()).collect();
+            for word in distinct {
+                *name_words.entry(word.to_string()).or_default() += 1;
+            }
+        }
+        Spellings {
+            acronyms: acronyms(catalog),
+            name_words,
+            vocabulary,
+        }
+    }
+
+    /// `query` with each acronym and clipped word spelled out, borrowed when it has none.
+    pub(crate) fn expand<'q>(&self, query: &'q str) -> Cow<'q, str> {
+        let mut out = String::new();
+        let mut copied = 0;
+        for (start, word) in words(query) {
+            let Some(words) = self.acronym(word).or_else(|| self.clipped(word)) else {
+                continue;
+            };
+            out.push_str(&query[copied..start]);
+            out.push_str(&words);
+            copied = start + word.len();
+        }
+        if copied == 0 {
+            return Cow::Borrowed(query);
+        }
+        out.push_str(&query[copied..]);
+        Cow::Owned(out)
+    }
+
+    fn acronym(&self, word: &str) -> Option<String> {
+        let (letters, plural) = match word.strip_suffix('s') {
+            Some(stem) if stem.len() >= MIN_LETTERS => (stem, true),
+            _ => (word, false),
+        };
+        if !(MIN_LETTERS..=MAX_LETTERS).contains(&letters.len())
+            || !letters.chars().all(|c| c.is_ascii_uppercase())
+        {
+            return None;
+        }
+        let words = self.acronyms.get(&letters.to_lowercase())?;
+        Some(if plural {
+            format!("{words}s")
+        } else {
+            words.clone()
+        })
+    }
+
+    /// The name word a clipped `word` stands for (`repo` -> `repository`, `repos` ->
+    /// `repositories`). Only a word in lower case, or capitalised as a sentence opens, is read:
+    /// capitals are acronyms, and an identifier (`nameWithOwner`) is a name as written.
+    fn clipped(&self, word: &str) -> Option<String> {
+        let vocabulary = self.vocabulary.as_ref()?;
+        let mut rest = word.chars();
+        let first = rest.next()?;
+        if !first.is_ascii_alphabetic() || !rest.all(|c| c.is_ascii_lowercase()) {
+            return None;
+        }
+        let word = word.to_ascii_lowercase();
+        let (stem, plural) = match word.strip_suffix('s') {
+            Some(stem) if stem.len() >= MIN_CLIPPED => (stem, true),
+            _ => (word.as_str(), false),
+        };
+        if stem.len() < MIN_CLIPPED || vocabulary.contains(&word) || vocabulary.contains(stem) {
+            return None;
+        }
+        let uses = |name: &str| self.name_words.get(name).copied().unwrap_or(0);
+        // The most used name word it begins; of equals, the first in alphabetical order.
+        let (name, used) = self
+            .name_words
+            .range::<str, _>((Bound::Included(stem), Bound::Unbounded))
+            .take_while(|(name, _)| name.starts_with(stem))
+            .filter(|(name, _)| name.len() >= stem.len() + MIN_CLIPPED)
+            .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))?;
+        if *used <= uses(&word).max(uses(stem)) {
+            return None;
+        }
+        Some(if plural {
+            plural_of(name)
+        } else {
+            name.clone()
+        })
+    }
+}
+
+/// The catalog's acronyms: for each, the words of the most used type whose initials it is.
+fn acronyms(catalog: &Catalog) -> HashMap<String, String> {
+    let names: HashSet<String> = catalog
+        .members()
+        .iter()
+        .filter(|m| m.kind != MemberKind::EnumValue)
+        .map(|m| m.name.to_lowercase())
+        .collect();
+    // Acronym -> (uses, words) of the best type so far.
+    let mut best: HashMap<String, (usize, String)> = HashMap::new();
+    for ty in catalog
+        .members()
+        .iter()
+        .filter(|m| m.kind.is_type() && !m.builtin)
+    {
+        let words = split_identifier(&ty.name);
+        let initials: String = words.split(' ').filter_map(|w| w.chars().next()).collect();
+        let spelled =
+            words.split(' ').count() >= 2 && words.chars().all(|c| c.is_alphabetic() || c == ' ');
+        if !spelled
+            || !(MIN_LETTERS..=MAX_LETTERS).contains(&initials.len())
+            || names.contains(&initials)
+        {
+            continue;
+        }
+        let uses = ty.referenced_by.len();
+        // Most used first; the words break a tie, so the choice never depends on order.
+        let better = |(best_uses, best_words): &(usize, String)| {
+            uses > *best_uses || (uses == *best_uses && words < *best_words)
+        };
+        match best.get(&initials) {
+            Some(current) if !better(current) => {}
+            _ => {
+                best.insert(initials, (uses, words));
+            }
+        }
+    }
+    best.into_iter().map(|(a, (_, words))| (a, words)).collect()
+}
+
+/// The English plural of a name word (`repository` -> `repositories`, `branch` -> `branches`).
+fn plural_of(word: &str) -> String {
+    let consonant_y = word
+        .strip_suffix('y')
+        .filter(|stem| stem.chars().last().is_some_and(|c| !"aeiou".contains(c)));
+    match consonant_y {
+        Some(stem) => format!("{stem}ies"),
+        None if ["s", "x", "z", "ch", "sh"]
+            .iter()
+            .any(|e| word.ends_with(e)) =>
+        {
+            format!("{word}es")
+        }
+        None => format!("{word}s"),
+    }
+}
+
+/// The identifier-like runs of `text` (ASCII letters, digits, `_`), with their byte offsets,
+/// so a part of `PR_BODY` or `PR2` is never taken for a word.
+fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut rest = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        while rest.next_if(|(_, c)| !is_word(*c)).is_some() {}
+        let (start, _) = *rest.peek()?;
+        let mut end = start;
+        while let Some((i, c)) = rest.next_if(|(_, c)| is_word(*c)) {
+            end = i + c.len_utf8();
+        }
+        Some((start, &text[start..end]))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wayfinder_supergraph::CatalogOptions;
+
+    fn spellings(sdl: &str, vocabulary: &[&str]) -> Spellings {
+        let catalog = Catalog::from_sdl(sdl, "test.graphql", CatalogOptions::default()).unwrap();
+        let vocabulary = vocabulary.iter().map(|w| w.to_string()).collect();
+        Spellings::of(&catalog, Some(Arc::new(vocabulary)))
+    }
+
+    fn acronyms(sdl: &str) -> Spellings {
+        Spellings::of(
+            &Catalog::from_sdl(sdl, "test.graphql", CatalogOptions::default()).unwrap(),
+            None,
+        )
+    }
+
+    const SDL: &str = r#"
+        type Query { pullRequest(id: ID!): PullRequest, repo: Repository }
+        type PullRequest { title: String, review: PullRequestReview, author: PublicRecord }
+        type PullRequestReview { body: String, pullRequest: PullRequest }
+        type PublicRecord { name: String }
+        type ContentManagementSystem { url: String }
+        enum CountryCode { PR US }
+        type Repository { pullRequests: [PullRequest], owner: PublicRecord, country: CountryCode }
+    "#;
+
+    #[test]
+    fn capitals_are_spelled_out_as_the_most_used_type_they_are_the_initials_of() {
+        let acronyms = acronyms(SDL);
+        // `PullRequest` is used three times, `PublicRecord` twice; `PR` is also an enum value.
+        assert_eq!(
+            acronyms.expand("approve a PR, or list PRs."),
+            "approve a pull request, or list pull requests."
+        );
+        assert_eq!(
+            acronyms.expand("PRR on the CMS"),
+            "pull request review on the content management system"
+        );
+        for unchanged in [
+            "no capitals here, pr",
+            "PRX or P or PROVE or UI",
+            "PR_BODY or PR2",
+        ] {
+            assert!(
+                matches!(acronyms.expand(unchanged), Cow::Borrowed(_)),
+                "{unchanged}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_acronym_that_names_a_field_is_left_as_written() {
+        let acronyms = acronyms(&SDL.replace("repo: Repository", "repo: Repository, prr: Int"));
+        assert_eq!(acronyms.expand("the PRR"), "the PRR");
+        assert_eq!(acronyms.expand("the PR"), "the pull request");
+    }
+
+    const REPOSITORIES: &str = r#"
+        type Query { repository(name: String!): Repository, repositories: [Repository], report: Report }
+        type Repository { name: String, repositoryTopics: [String], sku: String, skus: [String], policy: Policy }
+        type Report { reported: Boolean }
+        type Policy { policyBody: String, polygon: String, administrator: String, admin: Boolean, admins: [String], adminCount: Int }
+    "#;
+    /// The whole words of a model's vocabulary these tests need: `repo`, `pol`, `admin` and
+    /// `sku` are not among them.
+    const VOCABULARY: &[&str] = &["my", "the", "in", "a", "of", "policy", "report", "name"];
+
+    #[test]
+    fn a_clipped_word_is_spelled_out_as_the_most_used_name_word_it_begins() {
+        let spellings = spellings(REPOSITORIES, VOCABULARY);
+        // `repository` is in three names, `repositories` and `reported` in one each (`report` is
+        // not three letters longer than `repo`).
+        assert_eq!(
+            spellings.expand("the name of my repo"),
+            "the name of my repository"
+        );
+        assert_eq!(
+            spellings.expand("Repos in a report"),
+            "repositories in a report"
+        );
+        // Of `policy` and `polygon`, in three names and in one.
+        assert_eq!(spellings.expand("a pol"), "a policy");
+    }
+
+    #[test]
+    fn a_word_the_model_reads_whole_an_inflection_or_a_name_as_written_is_left_alone() {
+        let spellings = spellings(REPOSITORIES, VOCABULARY);
+        for unchanged in [
+            // Read whole by the model.
+            "the report",
+            // `skus` only inflects `sku`, which names use as often.
+            "a sku of the skus",
+            // The names use `admin` (twice) more than `administrator` (once).
+            "the admin",
+            // Too short to be clipped, or no name word begins it.
+            "re or zzz",
+            // Identifiers and acronyms are names and initials, not clipped words.
+            "repoName or REPO",
+        ] {
+            assert!(
+                matches!(spellings.expand(unchanged), Cow::Borrowed(_)),
+                "{unchanged}"
+            );
+        }
+        // Without a model nothing is embedded, and no word is taken for clipped.
+        assert_eq!(acronyms(REPOSITORIES).expand("my repo"), "my repo");
+    }
+
+    #[test]
+    fn plurals_follow_english_spelling() {
+        for (word, plural) in [
+            ("repository", "repositories"),
+            ("day", "days"),
+            ("branch", "branches"),
+            ("status", "statuses"),
+            ("box", "boxes"),
+            ("artist", "artists"),
+        ] {
+            assert_eq!(plural_of(word), plural);
+        }
+    }
+}
