@@ -4,8 +4,8 @@
 //! documents feed the [`lexical`] index at once and, through the [`coordinator`] actor, the
 //! per-subgraph [`indexer`] actors, which embed what the [`cache`] lacks on the [`pool`] of
 //! [`embed`] workers and build [`vector`] shards; each step publishes a [`generation`];
-//! [`engine`] searches the current one, reading the query's [`intent`] and [`spelling`] out its
-//! acronyms and clipped words; [`ranking`] fuses and orders, [`cursor`] pages.
+//! [`engine`] searches the current one, reading the query's [`intent`] and spelling out its
+//! acronyms and clipped words ([`spelling`]); [`ranking`] fuses and orders, [`cursor`] pages.
 
 pub mod cache;
 pub mod config;

@@ -216,17 +216,24 @@ mod tests {
     use super::*;
     use wayfinder_supergraph::CatalogOptions;
 
-    fn spellings(sdl: &str, vocabulary: &[&str]) -> Spellings {
-        let catalog = Catalog::from_sdl(sdl, "test.graphql", CatalogOptions::default()).unwrap();
-        let vocabulary = vocabulary.iter().map(|w| w.to_string()).collect();
-        Spellings::of(&catalog, Some(Arc::new(vocabulary)))
+    fn catalog(sdl: &str) -> Catalog {
+        Catalog::from_sdl(sdl, "test.graphql", CatalogOptions::default()).unwrap()
     }
 
-    fn acronyms(sdl: &str) -> Spellings {
-        Spellings::of(
-            &Catalog::from_sdl(sdl, "test.graphql", CatalogOptions::default()).unwrap(),
-            None,
-        )
+    fn spellings(sdl: &str, vocabulary: &[&str]) -> Spellings {
+        let vocabulary = vocabulary.iter().map(|w| w.to_string()).collect();
+        Spellings::of(&catalog(sdl), Some(Arc::new(vocabulary)))
+    }
+
+    /// Spellings as an engine without a model makes them.
+    fn without_model(sdl: &str) -> Spellings {
+        Spellings::of(&catalog(sdl), None)
+    }
+
+    fn assert_unchanged(spellings: &Spellings, texts: &[&str]) {
+        for text in texts {
+            assert!(matches!(spellings.expand(text), Cow::Borrowed(_)), "{text}");
+        }
     }
 
     const SDL: &str = r#"
@@ -241,7 +248,7 @@ mod tests {
 
     #[test]
     fn capitals_are_spelled_out_as_the_most_used_type_they_are_the_initials_of() {
-        let acronyms = acronyms(SDL);
+        let acronyms = without_model(SDL);
         // `PullRequest` is used three times, `PublicRecord` twice; `PR` is also an enum value.
         assert_eq!(
             acronyms.expand("approve a PR, or list PRs."),
@@ -251,21 +258,20 @@ mod tests {
             acronyms.expand("PRR on the CMS"),
             "pull request review on the content management system"
         );
-        for unchanged in [
-            "no capitals here, pr",
-            "PRX or P or PROVE or UI",
-            "PR_BODY or PR2",
-        ] {
-            assert!(
-                matches!(acronyms.expand(unchanged), Cow::Borrowed(_)),
-                "{unchanged}"
-            );
-        }
+        assert_unchanged(
+            &acronyms,
+            &[
+                "no capitals here, pr",
+                "PRX or P or PROVE or UI",
+                "PR_BODY or PR2",
+            ],
+        );
     }
 
     #[test]
     fn an_acronym_that_names_a_field_is_left_as_written() {
-        let acronyms = acronyms(&SDL.replace("repo: Repository", "repo: Repository, prr: Int"));
+        let acronyms =
+            without_model(&SDL.replace("repo: Repository", "repo: Repository, prr: Int"));
         assert_eq!(acronyms.expand("the PRR"), "the PRR");
         assert_eq!(acronyms.expand("the PR"), "the pull request");
     }
@@ -300,7 +306,7 @@ mod tests {
     #[test]
     fn a_word_the_model_reads_whole_an_inflection_or_a_name_as_written_is_left_alone() {
         let spellings = spellings(REPOSITORIES, VOCABULARY);
-        for unchanged in [
+        let unchanged = [
             // Read whole by the model.
             "the report",
             // `skus` only inflects `sku`, which names use as often.
@@ -311,14 +317,10 @@ mod tests {
             "re or zzz",
             // Identifiers and acronyms are names and initials, not clipped words.
             "repoName or REPO",
-        ] {
-            assert!(
-                matches!(spellings.expand(unchanged), Cow::Borrowed(_)),
-                "{unchanged}"
-            );
-        }
+        ];
+        assert_unchanged(&spellings, &unchanged);
         // Without a model nothing is embedded, and no word is taken for clipped.
-        assert_eq!(acronyms(REPOSITORIES).expand("my repo"), "my repo");
+        assert_eq!(without_model(REPOSITORIES).expand("my repo"), "my repo");
     }
 
     #[test]
