@@ -37,7 +37,7 @@ const MIN_CLIPPED: usize = 3;
 pub type Vocabulary = HashSet<String>;
 
 /// How a question's words are spelled out for the model, made on publishing a catalog.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Spellings {
     /// Acronym (lower case) to the words it stands for.
     acronyms: HashMap<String, String>,
@@ -51,10 +51,18 @@ impl Spellings {
     pub(crate) fn of(catalog: &Catalog, vocabulary: Option<Arc<Vocabulary>>) -> Self {
         let mut name_words: BTreeMap<String, usize> = BTreeMap::new();
         for member in catalog.members().iter().filter(|m| !m.builtin) {
-            let words = split_identifier(&member.name);
-            let distinct: HashSet<&str> = words.split(' ').filter(|w| !w.is_empty()).collect();
-            for word in distinct {
-                *name_words.entry(word.to_string()).or_default() += 1;
+            let name = split_identifier(&member.name);
+            let mut words: Vec<&str> = name.split(' ').collect();
+            words.sort_unstable();
+            words.dedup();
+            for word in words {
+                // Most words are already counted: allocate only for a new one.
+                match name_words.get_mut(word) {
+                    Some(uses) => *uses += 1,
+                    None => {
+                        name_words.insert(word.to_string(), 1);
+                    }
+                }
             }
         }
         Spellings {
