@@ -27,3 +27,50 @@ fn every_expected_coordinate_is_in_the_catalog() {
     }
     assert!(checked > 150);
 }
+
+/// The check questions the team wrote (`bench/questions/`, see bench/README.md), each file with
+/// the schema it asks about.
+const OWN_SETS: [(&str, &str); 4] = [
+    ("github-actions", "monolithic/github/schema.graphql"),
+    ("saleor-actions", "monolithic/saleor/schema.graphql"),
+    (
+        "spotify-actions",
+        "federated/spotify-showcase/supergraph.graphql",
+    ),
+    (
+        "shopify-storefront",
+        "monolithic/shopify-storefront/schema.graphql",
+    ),
+];
+
+#[test]
+fn every_coordinate_our_own_questions_expect_is_in_the_catalog() {
+    let dev: Vec<String> = DEV_SETS
+        .iter()
+        .flat_map(|set| questions(set))
+        .map(|q| q.query.to_lowercase())
+        .collect();
+    for (set, schema) in OWN_SETS {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../bench/questions/{set}.jsonl"));
+        let own = wayfinder_workers::eval::read_questions(&path)
+            .unwrap_or_else(|error| panic!("{set}: {error}"));
+        assert!(own.len() >= 8, "{set}: {} questions", own.len());
+        let catalog = catalog(schema);
+        for question in &own {
+            // A check of the method is only worth something on words it was not built on.
+            assert!(
+                !dev.contains(&question.query.to_lowercase()),
+                "{}: a dev question",
+                question.id
+            );
+            for coordinate in &question.expected {
+                assert!(
+                    catalog.get(coordinate).is_some(),
+                    "{}: {coordinate} is not in {schema}",
+                    question.id
+                );
+            }
+        }
+    }
+}
