@@ -1,4 +1,5 @@
-//! Every coordinate a dev question expects exists in its schema's catalog, written the same way.
+//! Every coordinate a dev question or one of our own check questions (`bench/questions/`)
+//! expects exists in its schema's catalog, written the same way.
 
 use wayfinder_tests::{catalog, questions, set_schema, DEV_SETS};
 
@@ -30,11 +31,17 @@ fn every_expected_coordinate_is_in_the_catalog() {
 
 /// The check questions the team wrote (`bench/questions/`, see bench/README.md), each file with
 /// the schema it asks about.
-const OWN_SETS: [(&str, &str); 4] = [
+const OWN_SETS: [(&str, &str); 7] = [
     ("github-actions", "monolithic/github/schema.graphql"),
+    ("github-reads", "monolithic/github/schema.graphql"),
     ("saleor-actions", "monolithic/saleor/schema.graphql"),
+    ("saleor-reads", "monolithic/saleor/schema.graphql"),
     (
         "spotify-actions",
+        "federated/spotify-showcase/supergraph.graphql",
+    ),
+    (
+        "spotify-reads",
         "federated/spotify-showcase/supergraph.graphql",
     ),
     (
