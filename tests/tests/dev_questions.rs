@@ -51,7 +51,7 @@ const OWN_SETS: [(&str, &str); 7] = [
 ];
 
 #[test]
-fn every_coordinate_our_own_questions_expect_is_in_the_catalog() {
+fn our_own_questions_are_new_and_expect_members_of_their_schemas() {
     let dev: Vec<String> = DEV_SETS
         .iter()
         .flat_map(|set| questions(set))
