@@ -8,6 +8,7 @@ pub mod router;
 use std::path::{Path, PathBuf};
 
 use wayfinder_supergraph::{Catalog, CatalogOptions};
+use wayfinder_workers::eval::{read_questions, Question};
 use wayfinder_workers::{Engine, EngineConfig, SearchRequest};
 
 /// The shared folder: `$WAYFINDER_SHARED`, or `../shared` beside the repository.
@@ -55,16 +56,6 @@ pub fn audit_suites() -> Vec<PathBuf> {
     suites
 }
 
-/// One dev question: `{"id", "schema", "query", "expected", "kind"}`.
-#[derive(Debug, Clone)]
-pub struct Question {
-    pub id: String,
-    pub schema: String,
-    pub query: String,
-    pub expected: Vec<String>,
-    pub kind: String,
-}
-
 /// The three dev question sets, by set name.
 pub const DEV_SETS: [&str; 3] = ["github", "saleor", "spotify-supergraph"];
 
@@ -78,32 +69,10 @@ pub fn set_schema(set: &str) -> &'static str {
     }
 }
 
+/// The questions of a dev set, as `wayfinder eval` reads them.
 pub fn questions(set: &str) -> Vec<Question> {
     let path = shared_dir().join(format!("eval/questions/{set}.dev.jsonl"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|line| !line.trim().is_empty())
-        .enumerate()
-        .map(|(number, line)| {
-            let value: serde_json::Value = serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), number + 1));
-            let text = |key: &str| value[key].as_str().unwrap_or_default().to_string();
-            Question {
-                id: text("id"),
-                schema: text("schema"),
-                query: text("query"),
-                expected: value["expected"]
-                    .as_array()
-                    .map(|list| {
-                        list.iter()
-                            .filter_map(|c| c.as_str().map(String::from))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                kind: text("kind"),
-            }
-        })
-        .collect()
+    read_questions(&path).unwrap_or_else(|error| panic!("{set}: {error}"))
 }
 
 /// Where `scripts/setup` put the runtime and model: `$WAYFINDER_HOME`, or `.wayfinder/` in the

@@ -7,16 +7,13 @@
 
 use std::collections::BTreeMap;
 
-use wayfinder_tests::{catalog, indexed_catalog, set_schema};
-use wayfinder_workers::eval::{evaluate, read_questions, score, Answer, Metrics};
+use wayfinder_tests::{catalog, indexed_catalog, questions, set_schema};
+use wayfinder_workers::eval::{evaluate, score, Answer, Metrics};
 
 /// One set's answers, indexed from its schema with no cache.
 fn answers(set: &str) -> Vec<Answer> {
     let engine = indexed_catalog(catalog(set_schema(set)));
-    let questions_file =
-        wayfinder_tests::shared_dir().join(format!("eval/questions/{set}.dev.jsonl"));
-    let questions = read_questions(&questions_file).expect("the questions read");
-    evaluate(&engine, &questions)
+    evaluate(&engine, &questions(set))
         .expect("every question answers")
         .answers
 }

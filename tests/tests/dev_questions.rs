@@ -2,6 +2,7 @@
 //! expects exists in its schema's catalog, written the same way.
 
 use wayfinder_tests::{catalog, questions, set_schema, DEV_SETS};
+use wayfinder_workers::eval::read_questions;
 
 #[test]
 fn every_expected_coordinate_is_in_the_catalog() {
@@ -31,24 +32,20 @@ fn every_expected_coordinate_is_in_the_catalog() {
 
 /// The check questions the team wrote (`bench/questions/`, see bench/README.md), each file with
 /// the schema it asks about.
-const OWN_SETS: [(&str, &str); 7] = [
-    ("github-actions", "monolithic/github/schema.graphql"),
-    ("github-reads", "monolithic/github/schema.graphql"),
-    ("saleor-actions", "monolithic/saleor/schema.graphql"),
-    ("saleor-reads", "monolithic/saleor/schema.graphql"),
-    (
-        "spotify-actions",
-        "federated/spotify-showcase/supergraph.graphql",
-    ),
-    (
-        "spotify-reads",
-        "federated/spotify-showcase/supergraph.graphql",
-    ),
-    (
-        "shopify-storefront",
-        "monolithic/shopify-storefront/schema.graphql",
-    ),
-];
+fn own_sets() -> [(&'static str, &'static str); 7] {
+    [
+        ("github-actions", set_schema("github")),
+        ("github-reads", set_schema("github")),
+        ("saleor-actions", set_schema("saleor")),
+        ("saleor-reads", set_schema("saleor")),
+        ("spotify-actions", set_schema("spotify-supergraph")),
+        ("spotify-reads", set_schema("spotify-supergraph")),
+        (
+            "shopify-storefront",
+            "monolithic/shopify-storefront/schema.graphql",
+        ),
+    ]
+}
 
 #[test]
 fn our_own_questions_are_new_and_expect_members_of_their_schemas() {
@@ -57,11 +54,10 @@ fn our_own_questions_are_new_and_expect_members_of_their_schemas() {
         .flat_map(|set| questions(set))
         .map(|q| q.query.to_lowercase())
         .collect();
-    for (set, schema) in OWN_SETS {
+    for (set, schema) in own_sets() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join(format!("../bench/questions/{set}.jsonl"));
-        let own = wayfinder_workers::eval::read_questions(&path)
-            .unwrap_or_else(|error| panic!("{set}: {error}"));
+        let own = read_questions(&path).unwrap_or_else(|error| panic!("{set}: {error}"));
         assert!(own.len() >= 8, "{set}: {} questions", own.len());
         let catalog = catalog(schema);
         for question in &own {
