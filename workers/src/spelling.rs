@@ -116,15 +116,26 @@ impl Spellings {
         let vocabulary = self.vocabulary.as_ref()?;
         let mut rest = word.chars();
         let first = rest.next()?;
-        if !first.is_ascii_alphabetic() || !rest.all(|c| c.is_ascii_lowercase()) {
+        if word.len() < MIN_CLIPPED
+            || !first.is_ascii_alphabetic()
+            || !rest.all(|c| c.is_ascii_lowercase())
+        {
             return None;
         }
-        let word = word.to_ascii_lowercase();
+        // Every word of every question comes here: copy only one that opens a sentence.
+        let word: Cow<str> = if first.is_ascii_uppercase() {
+            Cow::Owned(word.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(word)
+        };
         let (stem, plural) = match word.strip_suffix('s') {
             Some(stem) if stem.len() >= MIN_CLIPPED => (stem, true),
-            _ => (word.as_str(), false),
+            _ => (word.as_ref(), false),
         };
-        if stem.len() < MIN_CLIPPED || vocabulary.contains(&word) || vocabulary.contains(stem) {
+        if stem.len() < MIN_CLIPPED
+            || vocabulary.contains(word.as_ref())
+            || vocabulary.contains(stem)
+        {
             return None;
         }
         let uses = |name: &str| self.name_words.get(name).copied().unwrap_or(0);
