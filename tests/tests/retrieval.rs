@@ -267,6 +267,19 @@ fn a_question_in_the_first_person_is_about_the_caller() {
 }
 
 #[test]
+fn a_read_wants_what_returns_the_thing_it_names() {
+    // "my playlists" asks for playlists: what returns one (`Query.playlist(id:)`) comes before
+    // what a playlist has (`Playlist.name`, fourth, above it, without the step). Not a dev
+    // question.
+    let hits = top_coordinates(spotify(), "my playlists", 5);
+    assert_eq!(hits[0], "CurrentUser.playlists", "{hits:?}");
+    assert!(
+        ranks_above(&hits, "Query.playlist(id:)", 5, "Playlist.name"),
+        "{hits:?}"
+    );
+}
+
+#[test]
 fn the_languages_own_directives_yield_to_the_apis_members() {
     // `@skip(if:)` ("skipped when true") came first for this, above the action value it asks
     // about. Not a dev question.

@@ -28,12 +28,13 @@ use crate::document::documents;
 use crate::embed::{model_key, EmbedError, Embedder, Embedding, EXIT_WAIT};
 use crate::generation::{Generation, SearchMode, ShardState};
 use crate::indexer::IndexerContext;
-use crate::intent::{Intent, Owner};
+use crate::intent::{answer_phrase, Intent, Owner};
 use crate::lexical::{LexicalError, LexicalIndex};
 use crate::pool::Workers;
 use crate::ranking::{
-    add_owner_evidence, add_path_evidence, add_token_evidence, demote_deprecated,
-    demote_unnamed_thin, fuse, named_members, put_named_first, thin_names, Fusion,
+    add_answer_evidence, add_owner_evidence, add_path_evidence, add_token_evidence,
+    demote_deprecated, demote_unnamed_thin, fuse, named_members, put_named_first, thin_names,
+    Fusion,
 };
 use crate::spelling::{Spellings, Vocabulary};
 use crate::status::{IndexReport, Progress, Status};
@@ -522,7 +523,8 @@ impl Engine {
             "wayfinder.merge",
             results = tracing::field::Empty,
             token_matched = false,
-            owner_matched = false
+            owner_matched = false,
+            answer_matched = false
         );
         let merging = merge.enter();
         let catalog = &generation.catalog;
@@ -555,6 +557,18 @@ impl Engine {
                 generation.similarity(ty, &owner.vector)
             });
             merge.record("owner_matched", true);
+        }
+        // An action asks for a change, whatever its object's words name.
+        let answer = embedded
+            .as_ref()
+            .filter(|_| !intent.action)
+            .and_then(|_| answer_phrase(&read))
+            .and_then(|phrase| self.query_embedding(&phrase));
+        if let Some(answer) = answer {
+            add_answer_evidence(catalog, &mut ranked, |ty| {
+                generation.similarity(ty, &answer.vector)
+            });
+            merge.record("answer_matched", true);
         }
         add_path_evidence(catalog, &mut ranked, &visibility);
         demote_deprecated(catalog, generation.documents(), &mut ranked, &visibility);

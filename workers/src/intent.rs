@@ -12,7 +12,9 @@
 //! ("seek then get the new position", "after skipping, show the new song") wants what the
 //! mutation returns. A question about a property names what has it (`a user's bio`, `the
 //! balance on a gift card`): that owner is the type whose fields it wants; a narrowed list's
-//! plural noun names what owns the members that narrow it. Only closed classes of English words
+//! plural noun names what owns the members that narrow it. A read names what it wants first
+//! (`my favourite artists based on ...`): that is the type its answer returns. Only closed
+//! classes of English words
 //! are listed (determiners, particles, prepositions, auxiliaries, question words, clause
 //! openers), plus the verbs that read rather than write (`get`, `list`, `find`, ...), whose
 //! imperatives ask for a query field. Nothing here depends on a schema's vocabulary.
@@ -62,6 +64,18 @@ const THE_CALLER: &str = "the authenticated user";
 
 /// Prepositions that attach a property to its owner (`the balance on a gift card`).
 const OWNER_PREPOSITIONS: &[&str] = &["for", "in", "of", "on"];
+
+/// Words that say what is the case rather than what is wanted when they follow a noun phrase
+/// (`music is being played`): auxiliaries and copulas.
+const AUXILIARIES: &[&str] = &[
+    "am", "are", "be", "been", "can", "could", "did", "do", "does", "had", "has", "have", "is",
+    "may", "might", "must", "shall", "should", "was", "were", "will", "would",
+];
+
+/// Words that open a question rather than name what it asks for.
+const QUESTION_WORDS: &[&str] = &[
+    "how", "what", "when", "where", "whether", "which", "who", "whom", "whose", "why",
+];
 
 /// Words that end an owner's noun phrase.
 const PHRASE_ENDS: &[&str] = &[
@@ -206,15 +220,13 @@ impl Owner {
 /// word (`remaining money on a gift card` -> `gift card`); the first in the question.
 fn owner_phrase(query: &str) -> Option<String> {
     let words = lowercase_words(query, char::is_alphanumeric);
-    let function = |w: &str| {
-        NOT_A_VERB.contains(&w)
-            || DETERMINERS.contains(&w)
-            || OWNER_PREPOSITIONS.contains(&w)
-            || PHRASE_ENDS.contains(&w)
-    };
     for (i, word) in words.iter().enumerate() {
         if let Some(owner) = word.strip_suffix("'s").filter(|o| !o.is_empty()) {
-            let before = words[..i].iter().rev().take(2).take_while(|w| !function(w));
+            let before = words[..i]
+                .iter()
+                .rev()
+                .take(2)
+                .take_while(|w| !function_word(w));
             let mut phrase: Vec<&str> = before.map(String::as_str).collect();
             phrase.reverse();
             phrase.push(owner);
@@ -227,7 +239,7 @@ fn owner_phrase(query: &str) -> Option<String> {
         if opens {
             let phrase: Vec<&str> = words[i + 2..]
                 .iter()
-                .take_while(|w| !function(w))
+                .take_while(|w| !function_word(w))
                 .take(3)
                 .map(|w| w.strip_suffix("'s").unwrap_or(w))
                 .collect();
@@ -237,6 +249,61 @@ fn owner_phrase(query: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The noun phrase naming what a read asks for, as written: the words it opens with, after a
+/// reading verb (`get`, `list`, ...) and what may follow a verb (`the`, `my`, `all`, `up`),
+/// up to three and up to a function word, a clause opener, a word of means or a participle
+/// (`my favourite artists based on listening habits` -> `favourite artists`, `get products
+/// priced for a channel` -> `products`); after a possessive, which names what owns the answer
+/// (`a band's biggest hits` -> `biggest hits`). `None` for a question that opens with a
+/// question word or an auxiliary, and for a noun phrase followed by an auxiliary or copula
+/// (`music is being played from a playlist`): that states what is the case, and the question
+/// asks about it.
+pub fn answer_phrase(query: &str) -> Option<String> {
+    let words = lowercase_words(query, char::is_alphanumeric);
+    let mut rest = match words.split_first() {
+        Some((first, rest)) if READING_VERBS.contains(&first.as_str()) => rest,
+        _ => &words[..],
+    };
+    let opening =
+        |w: &str| (AFTER_A_VERB.contains(&w) || w == "me") && !QUESTION_WORDS.contains(&w);
+    while let Some((_, tail)) = rest.split_first().filter(|(w, _)| opening(w)) {
+        rest = tail;
+    }
+    if NOT_A_VERB.contains(&rest.first()?.as_str()) {
+        return None;
+    }
+    let ends = |w: &str| {
+        function_word(w) || CLAUSE_OPENERS.contains(&w) || MEANS.contains(&w) || participle(w)
+    };
+    let length = rest.iter().take_while(|w| !ends(w)).count();
+    if rest
+        .get(length)
+        .is_some_and(|w| AUXILIARIES.contains(&w.as_str()))
+    {
+        return None;
+    }
+    // What a possessive names owns the answer (`a band's biggest hits`): the answer follows it.
+    let phrase = &rest[..length];
+    let owned = phrase.iter().rposition(|w| w.ends_with("'s"));
+    let phrase = &phrase[owned.map_or(0, |p| p + 1)..];
+    let phrase: Vec<&str> = phrase.iter().take(3).map(String::as_str).collect();
+    (!phrase.is_empty()).then(|| phrase.join(" "))
+}
+
+/// A word that ends a noun phrase: a determiner, a preposition that attaches one, a
+/// conjunction or pronoun, or a word that opens a question.
+fn function_word(word: &str) -> bool {
+    NOT_A_VERB.contains(&word)
+        || DETERMINERS.contains(&word)
+        || OWNER_PREPOSITIONS.contains(&word)
+        || PHRASE_ENDS.contains(&word)
+}
+
+/// Ends like an English participle (`created`, `coming`), long enough not to be `red` or `king`.
+fn participle(word: &str) -> bool {
+    word.len() > 4 && (word.ends_with("ed") || word.ends_with("ing"))
 }
 
 /// Ends like an English plural noun (`orders`), not like `dismiss` or `access`.
@@ -258,10 +325,7 @@ fn lowercase_words(query: &str, letter: fn(char) -> bool) -> Vec<String> {
 /// `orders created from ...`). After `of` the plural is not what is asked for: `fraction of
 /// requests that fail` asks for a fraction.
 fn narrowing_clause(words: &[String]) -> Option<usize> {
-    let opens_clause = |word: &str| {
-        CLAUSE_OPENERS.contains(&word)
-            || (word.len() > 4 && (word.ends_with("ed") || word.ends_with("ing")))
-    };
+    let opens_clause = |word: &str| CLAUSE_OPENERS.contains(&word) || participle(word);
     (1..words.len().min(4)).find(|&i| {
         opens_clause(&words[i])
             && words[i - 1].len() > 2
@@ -425,6 +489,37 @@ mod tests {
             ("'s", None),
         ] {
             assert_eq!(owner_phrase(query).as_deref(), owner, "{query}");
+        }
+    }
+
+    #[test]
+    fn a_read_names_what_it_wants_first() {
+        for (query, answer) in [
+            (
+                "my favourite artists based on listening habits",
+                Some("favourite artists"),
+            ),
+            (
+                "get products priced for a particular channel",
+                Some("products"),
+            ),
+            ("look up a person by their handle", Some("person")),
+            ("show me all open pull requests", Some("open pull requests")),
+            ("web link to open a record in the app", Some("web link")),
+            (
+                "dependabot alerts that someone dismissed",
+                Some("dependabot alerts"),
+            ),
+            ("a group's best known tracks", Some("best known tracks")),
+            ("a shopper's saved addresses", None),
+            // A question, or a statement about a noun phrase, asks about it.
+            ("how long is the song", None),
+            ("show which buttons are greyed out", None),
+            ("music is being played from a playlist", None),
+            ("only cancelled orders", None),
+            ("", None),
+        ] {
+            assert_eq!(answer_phrase(query).as_deref(), answer, "{query}");
         }
     }
 
