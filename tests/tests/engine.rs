@@ -71,14 +71,18 @@ fn a_query_is_embedded_after_the_models_query_prefix_which_is_not_a_content_toke
     let mut model = engine_config(None).model;
     model.query_prefix = "query: ".into();
     let mut embedder = Embedder::load(&model, 1).unwrap();
-    let query = embedder.embed_query("delete a playlist").unwrap();
+    let queries = embedder
+        .embed_queries(&["delete a playlist", "playlists"])
+        .unwrap();
     let texts = embedder
         .embed_with_tokens(&["query: delete a playlist", "delete a playlist"])
         .unwrap();
+    let query = &queries[0];
     assert!(dot(&query.vector, &texts[0].vector) > 0.999);
     assert!(dot(&query.vector, &texts[1].vector) < 0.99);
-    // `delete` and `playlist`, not `query`.
+    // `delete` and `playlist`, not `query`; the batch's shorter query skips its prefix too.
     assert_eq!((query.tokens.len(), texts[0].tokens.len()), (2, 3));
+    assert_eq!(queries[1].tokens.len(), 1);
 }
 
 #[test]

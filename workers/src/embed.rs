@@ -177,7 +177,7 @@ pub struct Embedder {
     dimension: usize,
     takes_token_types: bool,
     onnx: PathBuf,
-    /// Put before every query (`query: ` for e5); see [`Embedder::embed_query`].
+    /// Put before every query (`query: ` for e5); see [`Embedder::embed_queries`].
     query_prefix: String,
     /// How many tokens the prefix adds after the first special token.
     query_prefix_tokens: usize,
@@ -292,15 +292,17 @@ impl Embedder {
         self.embed_tokens_after(texts, 0)
     }
 
-    /// A search query's vector and content tokens. Models trained with a query prefix (e5's
-    /// `query: `, bge's instruction) embed the query after it; the prefix's own words are left
-    /// out of the content tokens, so token evidence matches only what the query says.
-    pub fn embed_query(&mut self, query: &str) -> Result<Embedding, EmbedError> {
-        let text = format!("{}{query}", self.query_prefix);
-        let mut embeddings = self.embed_tokens_after(&[&text], self.query_prefix_tokens)?;
-        embeddings
-            .pop()
-            .ok_or_else(|| EmbedError::Inference("the model returned no vector".into()))
+    /// Search queries' vectors and content tokens, in order, in one batch. Models trained with
+    /// a query prefix (e5's `query: `, bge's instruction) embed each query after it; the
+    /// prefix's own words are left out of the content tokens, so token evidence matches only
+    /// what the query says.
+    pub fn embed_queries(&mut self, queries: &[&str]) -> Result<Vec<Embedding>, EmbedError> {
+        let texts: Vec<String> = queries
+            .iter()
+            .map(|query| format!("{}{query}", self.query_prefix))
+            .collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        self.embed_tokens_after(&texts, self.query_prefix_tokens)
     }
 
     /// [`Embedder::embed_with_tokens`], leaving out of the content tokens the `skip` tokens

@@ -491,14 +491,23 @@ impl Engine {
             span.record("candidates", lexical.len());
             lexical
         };
-        // The model reads acronyms and clipped words spelled out, in the question and in its
-        // owner; the lexical index and the named-member rule keep the words as written.
+        // The model reads acronyms and clipped words spelled out, in the question and in the
+        // phrases read from it; the lexical index and the named-member rule keep the words as
+        // written.
         let read = generation.spellings.expand(query);
+        let owner = Owner::of(&read);
+        // An action asks for a change, whatever its object's words name.
+        let answer = (!intent.action).then(|| answer_phrase(&read)).flatten();
         let mut vector = Vec::new();
         let mut embedded = None;
         if generation.has_vectors() && !query.is_empty() {
-            match self.query_embedding(&read) {
-                Some(q) => {
+            let texts = [
+                Some(read.as_ref()),
+                owner.as_ref().map(|owner| owner.phrase.as_str()),
+                answer.as_deref(),
+            ];
+            match self.query_embeddings(&texts) {
+                Some([Some(q), owner, answer]) => {
                     let span = tracing::info_span!(
                         "wayfinder.vector_search",
                         shards = generation.shards.len(),
@@ -514,9 +523,9 @@ impl Engine {
                         &visibility,
                     )?;
                     span.record("candidates", vector.len());
-                    embedded = Some(q);
+                    embedded = Some((q, owner, answer));
                 }
-                None => mode = SearchMode::Lexical,
+                _ => mode = SearchMode::Lexical,
             }
         }
         let merge = tracing::info_span!(
@@ -537,7 +546,11 @@ impl Engine {
             intent,
         );
         demote_unnamed_thin(catalog, &mut ranked, &terms, &generation.thin_names);
-        let query_tokens = embedded
+        let (question, owner_vector, answer_vector) = embedded
+            .map_or((None, None, None), |(q, owner, answer)| {
+                (Some(q), owner, answer)
+            });
+        let query_tokens = question
             .as_ref()
             .and_then(|q| QueryTokens::new(&q.tokens, generation.token_frequencies()));
         if let Some(query_tokens) = query_tokens {
@@ -548,25 +561,15 @@ impl Engine {
             });
             merge.record("token_matched", true);
         }
-        let owner = embedded
-            .as_ref()
-            .and_then(|_| Owner::of(&read))
-            .and_then(|owner| Some((self.query_embedding(&owner.phrase)?, owner.listed)));
-        if let Some((owner, listed)) = owner {
-            add_owner_evidence(catalog, &mut ranked, listed, |ty| {
-                generation.similarity(ty, &owner.vector)
+        if let (Some(owner), Some(vector)) = (owner, owner_vector) {
+            add_owner_evidence(catalog, &mut ranked, owner.listed, |ty| {
+                generation.similarity(ty, &vector.vector)
             });
             merge.record("owner_matched", true);
         }
-        // An action asks for a change, whatever its object's words name.
-        let answer = embedded
-            .as_ref()
-            .filter(|_| !intent.action)
-            .and_then(|_| answer_phrase(&read))
-            .and_then(|phrase| self.query_embedding(&phrase));
-        if let Some(answer) = answer {
+        if let Some(vector) = answer_vector {
             add_answer_evidence(catalog, &mut ranked, |ty| {
-                generation.similarity(ty, &answer.vector)
+                generation.similarity(ty, &vector.vector)
             });
             merge.record("answer_matched", true);
         }
@@ -600,29 +603,51 @@ impl Engine {
         })
     }
 
-    /// The query's vector and content tokens, from the LRU cache or the model; `None` if the
-    /// model fails (the search then goes on lexically).
-    fn query_embedding(&self, query: &str) -> Option<Arc<Embedding>> {
+    /// The vectors and content tokens of `texts` (a question and the phrases read from it), in
+    /// order, from the LRU cache or the model, which embeds those not cached in one batch;
+    /// `None` if the model fails (the search then goes on lexically).
+    fn query_embeddings<const N: usize>(
+        &self,
+        texts: &[Option<&str>; N],
+    ) -> Option<[Option<Arc<Embedding>>; N]> {
         let encoder = self.query.as_ref()?;
         let span = tracing::info_span!("wayfinder.embed", cached = tracing::field::Empty);
         let _entered = span.enter();
-        if let Some(embedding) = lock(&encoder.embeddings).get(query) {
-            span.record("cached", true);
-            return Some(Arc::clone(embedding));
+        let mut found: [Option<Arc<Embedding>>; N] = {
+            let mut cache = lock(&encoder.embeddings);
+            texts.map(|text| text.and_then(|text| cache.get(text).cloned()))
+        };
+        let mut missing: Vec<&str> = texts
+            .iter()
+            .zip(&found)
+            .filter_map(|(text, found)| text.filter(|_| found.is_none()))
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        span.record("cached", missing.is_empty());
+        if missing.is_empty() {
+            return Some(found);
         }
-        span.record("cached", false);
-        let embedded = lock(&encoder.embedder).embed_query(query);
-        match embedded {
-            Ok(embedding) => {
-                let embedding = Arc::new(embedding);
-                lock(&encoder.embeddings).put(query.to_string(), Arc::clone(&embedding));
-                Some(embedding)
-            }
+        let embedded = match lock(&encoder.embedder).embed_queries(&missing) {
+            Ok(embedded) => embedded,
             Err(error) => {
                 tracing::warn!(%error, "cannot embed the query; answering lexically");
-                None
+                return None;
             }
+        };
+        let mut cache = lock(&encoder.embeddings);
+        for (text, embedding) in missing.into_iter().zip(embedded) {
+            let embedding = Arc::new(embedding);
+            for (slot, _) in found
+                .iter_mut()
+                .zip(texts)
+                .filter(|(_, t)| **t == Some(text))
+            {
+                *slot = Some(Arc::clone(&embedding));
+            }
+            cache.put(text.to_string(), embedding);
         }
+        Some(found)
     }
 
     fn contract(&self, catalog: &Catalog, filter: &ContractFilter) -> Arc<Contract> {
