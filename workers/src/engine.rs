@@ -497,7 +497,7 @@ impl Engine {
         let read = generation.spellings.expand(query);
         let owner = Owner::of(&read);
         // An action asks for a change, whatever its object's words name.
-        let answer = (!intent.action).then(|| answer_phrase(&read)).flatten();
+        let answer = answer_phrase(&read).filter(|_| !intent.action);
         let mut vector = Vec::new();
         let mut embedded = None;
         if generation.has_vectors() && !query.is_empty() {

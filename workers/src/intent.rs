@@ -14,10 +14,10 @@
 //! balance on a gift card`): that owner is the type whose fields it wants; a narrowed list's
 //! plural noun names what owns the members that narrow it. A read names what it wants first
 //! (`my favourite artists based on ...`): that is the type its answer returns. Only closed
-//! classes of English words
-//! are listed (determiners, particles, prepositions, auxiliaries, question words, clause
-//! openers), plus the verbs that read rather than write (`get`, `list`, `find`, ...), whose
-//! imperatives ask for a query field. Nothing here depends on a schema's vocabulary.
+//! classes of English words are listed (determiners, particles, prepositions, auxiliaries,
+//! question words, clause openers), plus the verbs that read rather than write (`get`, `list`,
+//! `find`, ...), whose imperatives ask for a query field. Nothing here depends on a schema's
+//! vocabulary.
 
 /// Words that open a question rather than an imperative, or that qualify what follows.
 const NOT_A_VERB: &[&str] = &[
