@@ -517,6 +517,8 @@ mod tests {
             ("show which buttons are greyed out", None),
             ("music is being played from a playlist", None),
             ("only cancelled orders", None),
+            ("my", None),
+            ("'s", None),
             ("", None),
         ] {
             assert_eq!(answer_phrase(query).as_deref(), answer, "{query}");
