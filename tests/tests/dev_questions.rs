@@ -1,7 +1,7 @@
 //! Every coordinate a dev question or one of our own check questions (`bench/questions/`)
 //! expects exists in its schema's catalog, written the same way.
 
-use wayfinder_tests::{catalog, questions, set_schema, DEV_SETS};
+use wayfinder_tests::{catalog, questions, repo_path, set_schema, DEV_SETS};
 use wayfinder_workers::eval::read_questions;
 
 #[test]
@@ -55,9 +55,8 @@ fn our_own_questions_are_new_and_expect_members_of_their_schemas() {
         .map(|q| q.query.to_lowercase())
         .collect();
     for (set, schema) in own_sets() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join(format!("../bench/questions/{set}.jsonl"));
-        let own = read_questions(&path).unwrap_or_else(|error| panic!("{set}: {error}"));
+        let own = read_questions(&repo_path(&format!("bench/questions/{set}.jsonl")))
+            .unwrap_or_else(|error| panic!("{set}: {error}"));
         assert!(own.len() >= 8, "{set}: {} questions", own.len());
         let catalog = catalog(schema);
         for question in &own {
