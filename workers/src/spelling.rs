@@ -132,10 +132,8 @@ impl Spellings {
             Some(stem) if stem.len() >= MIN_CLIPPED => (stem, true),
             _ => (word.as_ref(), false),
         };
-        if stem.len() < MIN_CLIPPED
-            || vocabulary.contains(word.as_ref())
-            || vocabulary.contains(stem)
-        {
+        // The stem is as long as the word, or stripped of an `s` only when it stays that long.
+        if vocabulary.contains(word.as_ref()) || vocabulary.contains(stem) {
             return None;
         }
         let uses = |name: &str| self.name_words.get(name).copied().unwrap_or(0);
