@@ -499,7 +499,8 @@ impl Engine {
         // An action asks for a change, whatever its object's words name.
         let answer = answer_phrase(&read).filter(|_| !intent.action);
         let mut vector = Vec::new();
-        let mut embedded = None;
+        // The question's embedding, its owner's and its answer's.
+        let mut embedded = [None, None, None];
         if generation.has_vectors() && !query.is_empty() {
             let texts = [
                 Some(read.as_ref()),
@@ -523,7 +524,7 @@ impl Engine {
                         &visibility,
                     )?;
                     span.record("candidates", vector.len());
-                    embedded = Some((q, owner, answer));
+                    embedded = [Some(q), owner, answer];
                 }
                 _ => mode = SearchMode::Lexical,
             }
@@ -546,10 +547,7 @@ impl Engine {
             intent,
         );
         demote_unnamed_thin(catalog, &mut ranked, &terms, &generation.thin_names);
-        let (question, owner_vector, answer_vector) = embedded
-            .map_or((None, None, None), |(q, owner, answer)| {
-                (Some(q), owner, answer)
-            });
+        let [question, owner_vector, answer_vector] = embedded;
         let query_tokens = question
             .as_ref()
             .and_then(|q| QueryTokens::new(&q.tokens, generation.token_frequencies()));
