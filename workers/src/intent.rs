@@ -19,13 +19,12 @@
 //! `find`, ...), whose imperatives ask for a query field. Nothing here depends on a schema's
 //! vocabulary.
 
-/// Words that open a question rather than an imperative, or that qualify what follows.
-const NOT_A_VERB: &[&str] = &[
-    "a", "all", "am", "an", "any", "are", "be", "been", "can", "could", "did", "do", "does",
-    "each", "every", "had", "has", "have", "how", "if", "is", "just", "may", "might", "must", "my",
-    "no", "not", "only", "our", "shall", "should", "some", "that", "the", "their", "these", "this",
-    "those", "was", "were", "what", "when", "where", "whether", "which", "who", "whom", "whose",
-    "why", "will", "would", "your",
+/// Words that qualify what follows them rather than act: determiners and quantifiers, `if`,
+/// `just`, `only`, `not`. With the auxiliaries and the question words, they cannot be an
+/// imperative's verb ([`not_a_verb`]).
+const QUALIFIERS: &[&str] = &[
+    "a", "all", "an", "any", "each", "every", "if", "just", "my", "no", "not", "only", "our",
+    "some", "that", "the", "their", "these", "this", "those", "your",
 ];
 
 /// Verbs whose imperative reads (`list the forks`) or shapes what is read (`sort the
@@ -157,9 +156,8 @@ impl Intent {
             };
         };
         // A plural noun (`orders that ...`) is not a base-form verb; `dismiss`, `access` are.
-        let writes_first = !plural(first)
-            && !NOT_A_VERB.contains(&first.as_str())
-            && !READING_VERBS.contains(&first.as_str());
+        let writes_first =
+            !plural(first) && !not_a_verb(first) && !READING_VERBS.contains(&first.as_str());
         let later = |among: &[&str]| words[1..].iter().any(|w| among.contains(&w.as_str()));
         let action = writes_first && AFTER_A_VERB.contains(&second.as_str());
         let manner = action && later(MANNER);
@@ -271,7 +269,7 @@ pub fn answer_phrase(query: &str) -> Option<String> {
     while let Some((_, tail)) = rest.split_first().filter(|(w, _)| opening(w)) {
         rest = tail;
     }
-    if NOT_A_VERB.contains(&rest.first()?.as_str()) {
+    if not_a_verb(rest.first()?) {
         return None;
     }
     let ends = |w: &str| {
@@ -292,10 +290,15 @@ pub fn answer_phrase(query: &str) -> Option<String> {
     (!phrase.is_empty()).then(|| phrase.join(" "))
 }
 
+/// Words that open a question or qualify what follows, never an imperative's verb.
+fn not_a_verb(word: &str) -> bool {
+    QUALIFIERS.contains(&word) || AUXILIARIES.contains(&word) || QUESTION_WORDS.contains(&word)
+}
+
 /// A word that ends a noun phrase: a determiner, a preposition that attaches one, a
 /// conjunction or pronoun, or a word that opens a question.
 fn function_word(word: &str) -> bool {
-    NOT_A_VERB.contains(&word)
+    not_a_verb(word)
         || DETERMINERS.contains(&word)
         || OWNER_PREPOSITIONS.contains(&word)
         || PHRASE_ENDS.contains(&word)
@@ -330,9 +333,7 @@ fn narrowing_clause(words: &[String]) -> Option<usize> {
         opens_clause(&words[i])
             && words[i - 1].len() > 2
             && plural(&words[i - 1])
-            && words[..i]
-                .iter()
-                .all(|w| w != "of" && !NOT_A_VERB.contains(&w.as_str()))
+            && words[..i].iter().all(|w| w != "of" && !not_a_verb(w))
     })
 }
 
