@@ -497,7 +497,7 @@ impl Engine {
         let read = generation.spellings.expand(query);
         let owner = Owner::of(&read);
         // An action asks for a change, whatever its object's words name.
-        let answer = answer_phrase(&read).filter(|_| !intent.action);
+        let answer = (!intent.action).then(|| answer_phrase(&read)).flatten();
         let mut vector = Vec::new();
         // The question's embedding, its owner's and its answer's.
         let mut embedded = [None, None, None];
