@@ -224,8 +224,8 @@ fn main() {
     println!("peak RSS (whole bench)      {:.0} MiB", peak_rss_mib());
 }
 
-/// Search latency on a query-vector cache miss and hit, for plain queries, actions, and
-/// questions that name an owner.
+/// Search latency on a query-vector cache miss and hit, for plain queries, actions,
+/// questions that name an owner, and bare member names.
 fn search_latency(engine: &Engine, github: &Catalog) {
     let queries = description_queries(github, LATENCY_QUERIES, 0);
     // Phrased as actions, the same words also score every mutation field (247 on github).
@@ -241,12 +241,37 @@ fn search_latency(engine: &Engine, github: &Catalog) {
             _ => format!("{q} of a repository"),
         })
         .collect();
+    // Bare member names (`nameWithOwner`, `totalCount`) each name every member of that name,
+    // up to hundreds, which are put first in ranked order.
+    let mut names: Vec<&str> = github
+        .members()
+        .iter()
+        .filter(|m| {
+            !m.builtin
+                && m.name
+                    .as_bytes()
+                    .windows(2)
+                    .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
+        })
+        .map(|m| m.name.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let step = (names.len() / LATENCY_QUERIES).max(1);
+    let named: Vec<String> = names
+        .iter()
+        .step_by(step)
+        .take(LATENCY_QUERIES)
+        .map(|n| n.to_string())
+        .collect();
     let miss = latency(engine, &queries);
     let hit = latency(engine, &queries);
     let action_miss = latency(engine, &actions);
     let action_hit = latency(engine, &actions);
     let owner_miss = latency(engine, &owners);
     let owner_hit = latency(engine, &owners);
+    let named_miss = latency(engine, &named);
+    let named_hit = latency(engine, &named);
     for (label, samples, goal) in [
         ("miss", &miss, "p50 < 12 ms, p99 < 30 ms"),
         ("hit", &hit, "< 2 ms"),
@@ -254,6 +279,8 @@ fn search_latency(engine: &Engine, github: &Catalog) {
         ("action, hit", &action_hit, "< 2 ms"),
         ("owner, miss", &owner_miss, "p50 < 12 ms, p99 < 30 ms"),
         ("owner, hit", &owner_hit, "< 2 ms"),
+        ("named, miss", &named_miss, "p50 < 12 ms, p99 < 30 ms"),
+        ("named, hit", &named_hit, "< 2 ms"),
     ] {
         println!(
             "github search ({label:>12})  {}  goal {goal}",

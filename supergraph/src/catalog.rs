@@ -75,6 +75,9 @@ pub struct Catalog {
     api_schema: Arc<Valid<Schema>>,
     members: Vec<Member>,
     by_coordinate: HashMap<String, MemberId>,
+    /// Every member by its own name (`nameWithOwner`: each type's field of that name), in
+    /// schema order.
+    by_name: HashMap<String, Vec<MemberId>>,
     subgraphs: Vec<Subgraph>,
     roots: Roots,
     paths: PathIndex,
@@ -130,6 +133,12 @@ impl Catalog {
         self.by_coordinate
             .get(coordinate)
             .map(|id| self.member(*id))
+    }
+
+    /// The members whose own name is `name`, in schema order: the fields, arguments, input
+    /// fields and values of that name on any parent, or the type or directive itself.
+    pub fn named(&self, name: &str) -> &[MemberId] {
+        self.by_name.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// The child of `parent` named `name`: a type's field, input field or value, a field's or
@@ -285,11 +294,19 @@ impl<'s> Builder<'s> {
             subscription: self.root(OperationType::Subscription),
         };
         let content_hash = ContentHasher::members(&self.members, self.members.iter().map(|m| m.id));
+        let mut by_name: HashMap<String, Vec<MemberId>> = HashMap::new();
+        for member in &self.members {
+            by_name
+                .entry(member.name.clone())
+                .or_default()
+                .push(member.id);
+        }
         let mut catalog = Catalog {
             source_name: source_name.to_string(),
             api_schema: Arc::new(self.source.api.clone()),
             members: self.members,
             by_coordinate: self.by_coordinate,
+            by_name,
             subgraphs,
             roots,
             paths: PathIndex::default(),

@@ -368,6 +368,16 @@ fn a_member_the_query_names_is_the_top_hit() {
         first,
         ["BookFormat", "BookFormat.HARDCOVER", "BookFormat.EBOOK"]
     );
+    // A member's bare name names it, whichever type it is on; capitals alone do not.
+    assert_eq!(
+        top("what does priceCents hold"),
+        Some(("Book.priceCents".into(), 1.0))
+    );
+    assert_eq!(
+        top("cancelOrder(orderId:)"),
+        Some(("Mutation.cancelOrder(orderId:)".into(), 1.0))
+    );
+    assert!(top("HARDCOVER").is_some_and(|(_, score)| score < 1.0));
     // A capital at the start of a query is grammar, not a name: ranked like any other word.
     let results = engine.search(&search("Review", 5)).unwrap();
     assert!(
@@ -390,6 +400,16 @@ fn a_member_the_query_names_is_the_top_hit() {
         .hits
         .iter()
         .all(|h| !h.coordinate.starts_with("Query.customer")));
+    let results = engine
+        .search(&SearchRequest {
+            contract: Some(&internal),
+            ..search("costCents", 5)
+        })
+        .unwrap();
+    assert!(results
+        .hits
+        .iter()
+        .all(|h| h.coordinate != "Book.costCents"));
 }
 
 #[test]

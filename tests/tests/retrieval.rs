@@ -887,3 +887,44 @@ fn a_clipped_word_is_read_spelled_out() {
         );
     }
 }
+
+#[test]
+fn a_members_bare_name_finds_it_first() {
+    // Every camel-case or underscored name of the spotify schema's fields, arguments, input
+    // fields and values, written alone and then with the words of one owner of it: a member of
+    // that name comes first; with an owner's words, that owner's member. Before bare names
+    // were read, a member of the name came first for 0.55 of 100 such names of this schema,
+    // and 0.42 of 300 over the three dev schemas (bench/README.md).
+    let engine = spotify();
+    let catalog = catalog(set_schema("spotify-supergraph"));
+    let identifier = |name: &str| {
+        let b = name.as_bytes();
+        b.windows(2)
+            .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
+            || name.contains('_')
+    };
+    let mut names: Vec<&str> = catalog
+        .members()
+        .iter()
+        .filter(|m| !m.builtin && !m.kind.is_type() && identifier(&m.name))
+        .filter(|m| !m.coordinate.starts_with('@'))
+        .map(|m| m.name.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    assert!(names.len() > 100, "{}", names.len());
+    for name in names {
+        let owners: Vec<&str> = catalog
+            .named(name)
+            .iter()
+            .map(|id| catalog.member(*id).coordinate.as_str())
+            .collect();
+        let hits = top_coordinates(engine, name, 1);
+        assert!(
+            hits.first().is_some_and(|c| owners.contains(&c.as_str())),
+            "{name}: {hits:?}"
+        );
+    }
+    let hits = top_coordinates(engine, "volumePercent of a device", 1);
+    assert_eq!(hits, ["Device.volumePercent"]);
+}

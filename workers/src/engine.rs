@@ -573,7 +573,8 @@ impl Engine {
         }
         add_path_evidence(catalog, &mut ranked, &visibility);
         demote_deprecated(catalog, generation.documents(), &mut ranked, &visibility);
-        put_named_first(&mut ranked, &named_members(catalog, query, &visibility));
+        let named = named_members(catalog, query, &visibility, &ranked);
+        put_named_first(&mut ranked, &named);
 
         let hits = ranked
             .into_iter()

@@ -408,7 +408,19 @@ pub fn add_path_evidence(
 /// A named type followed by the names of its members (`PlaybackState repeatState`, `DiffSide
 /// LEFT RIGHT`) is a coordinate written with spaces: one such member is what the query names
 /// and comes before the type; several are the type's description and come after it.
-pub fn named_members(catalog: &Catalog, query: &str, visibility: &Visibility) -> Vec<MemberId> {
+///
+/// A member's bare name, in camel case or with underscores (`nameWithOwner`, `TOO_HEATED`), or
+/// a field's with one of its arguments (`repository(owner:)`), names every visible member of
+/// that name: the agent wrote an identifier, but not whose. They follow the members named
+/// outright, in the order `ranked` gives them (the question's other words pick the parent), and
+/// those `ranked` misses after them, shallowest first. Capitals alone (`SKU`, `PR`) are as
+/// often an everyday abbreviation as an enum value's name, so they name nothing by themselves.
+pub fn named_members(
+    catalog: &Catalog,
+    query: &str,
+    visibility: &Visibility,
+    ranked: &[(MemberId, f32)],
+) -> Vec<MemberId> {
     let visible = |coordinate: &str| {
         catalog
             .get(coordinate)
@@ -421,6 +433,7 @@ pub fn named_members(catalog: &Catalog, query: &str, visibility: &Visibility) ->
         .map(|w| w.trim_end_matches(['?', '!', '.', ':']))
         .collect();
     let mut named = Vec::new();
+    let mut by_bare_name = Vec::new();
     let mut position = 0;
     while position < words.len() {
         let word = words[position];
@@ -433,6 +446,10 @@ pub fn named_members(catalog: &Catalog, query: &str, visibility: &Visibility) ->
             .then(|| visible(word).or_else(|| visible(&format!("@{word}"))))
             .flatten();
         let Some(found) = found else {
+            if identifier {
+                let named = bare_name(catalog, word).into_iter();
+                by_bare_name.extend(named.filter(|m| visibility.allows(*m)));
+            }
             continue;
         };
         let mut members = Vec::new();
@@ -456,7 +473,57 @@ pub fn named_members(catalog: &Catalog, query: &str, visibility: &Visibility) ->
             }
         }
     }
+    if !by_bare_name.is_empty() {
+        let rank: HashMap<MemberId, usize> = ranked
+            .iter()
+            .enumerate()
+            .map(|(rank, (member, _))| (*member, rank))
+            .collect();
+        by_bare_name.sort_by_cached_key(|m| {
+            let member = catalog.member(*m);
+            let depth = catalog.depth(*m).unwrap_or(u32::MAX);
+            (
+                rank.get(m).copied().unwrap_or(usize::MAX),
+                depth,
+                &member.coordinate,
+            )
+        });
+        by_bare_name.dedup();
+        let outright: HashSet<MemberId> = named.iter().copied().collect();
+        named.extend(by_bare_name.into_iter().filter(|m| !outright.contains(m)));
+    }
     named
+}
+
+/// The members a word names by their bare name ([`named_members`]): `nameWithOwner`,
+/// `TOO_HEATED`, `repository(owner:)`. Empty for any other word.
+fn bare_name(catalog: &Catalog, word: &str) -> Vec<MemberId> {
+    if let Some((field, argument)) = word.strip_suffix(":)").and_then(|w| w.split_once('(')) {
+        return catalog
+            .named(argument)
+            .iter()
+            .copied()
+            .filter(|id| {
+                let member = catalog.member(*id);
+                member.kind == MemberKind::Argument
+                    && member
+                        .parent
+                        .is_some_and(|p| catalog.member(p).name == field)
+            })
+            .collect();
+    }
+    let letters = word.as_bytes();
+    let camel = letters
+        .windows(2)
+        .any(|pair| pair[0].is_ascii_lowercase() && pair[1].is_ascii_uppercase());
+    let snake = letters
+        .windows(3)
+        .any(|w| w[0].is_ascii_alphanumeric() && w[1] == b'_' && w[2].is_ascii_alphanumeric());
+    if camel || snake {
+        catalog.named(word).to_vec()
+    } else {
+        Vec::new()
+    }
 }
 
 /// Puts the named members first, at score 1, in the order the query names them.
@@ -464,7 +531,9 @@ pub fn put_named_first(ranked: &mut Vec<(MemberId, f32)>, named: &[MemberId]) {
     if named.is_empty() {
         return;
     }
-    ranked.retain(|(m, _)| !named.contains(m));
+    // A bare name can name hundreds of members (`totalCount`).
+    let set: HashSet<MemberId> = named.iter().copied().collect();
+    ranked.retain(|(m, _)| !set.contains(m));
     let mut front: Vec<(MemberId, f32)> = named.iter().map(|m| (*m, 1.0)).collect();
     front.append(ranked);
     *ranked = front;
@@ -613,6 +682,74 @@ mod tests {
             .iter()
             .map(|(m, _)| catalog.member(*m).coordinate.as_str())
             .collect()
+    }
+
+    #[test]
+    fn a_bare_name_names_every_member_of_that_name_in_ranked_order() {
+        let catalog = Catalog::from_sdl(
+            r#"
+            type Query { issue(id: ID!): Issue, repository(ownerLogin: String!): Repository }
+            type Issue { createdAt: String, state: IssueState }
+            type Repository { createdAt: String, stargazerCount: Int }
+            type Pin { createdAt: String @tag(name: "internal") }
+            directive @tag(name: String!) repeatable on FIELD_DEFINITION
+            enum IssueState { OPEN, NOT_PLANNED, SKU }
+            "#,
+            "test.graphql",
+            CatalogOptions::default(),
+        )
+        .unwrap();
+        let all = Visibility::all();
+        let list = ranked(
+            &catalog,
+            &[
+                ("Repository.stargazerCount", 0.6),
+                ("Repository.createdAt", 0.5),
+                ("Issue.createdAt", 0.4),
+            ],
+        );
+        let named = |query: &str| -> Vec<String> {
+            named_members(&catalog, query, &all, &list)
+                .iter()
+                .map(|m| catalog.member(*m).coordinate.clone())
+                .collect()
+        };
+        // The ranking orders those it found; one it missed comes after them.
+        assert_eq!(
+            named("when was it createdAt"),
+            ["Repository.createdAt", "Issue.createdAt", "Pin.createdAt"]
+        );
+        // Named outright first, then by bare name.
+        assert_eq!(
+            named("Issue.state and stargazerCount"),
+            ["Issue.state", "Repository.stargazerCount"]
+        );
+        assert_eq!(named("NOT_PLANNED"), ["IssueState.NOT_PLANNED"]);
+        assert_eq!(
+            named("what does repository(ownerLogin:) take"),
+            ["Query.repository(ownerLogin:)"]
+        );
+        // Capitals alone, lower case and unknown names name nothing.
+        for query in [
+            "find by SKU",
+            "createdat",
+            "modifiedAt",
+            "issue(id:)x",
+            "state(id:)",
+        ] {
+            assert!(named(query).is_empty(), "{query}");
+        }
+        // Nor does a member the caller may not see.
+        let internal = wayfinder_supergraph::ContractFilter {
+            exclude_tags: ["internal".to_string()].into(),
+            ..Default::default()
+        };
+        let tenant = Visibility::of(Some(std::sync::Arc::new(catalog.contract(&internal))));
+        let seen = named_members(&catalog, "createdAt", &tenant, &list);
+        assert_eq!(seen.len(), 2);
+        assert!(seen
+            .iter()
+            .all(|m| catalog.member(*m).coordinate != "Pin.createdAt"));
     }
 
     #[test]
