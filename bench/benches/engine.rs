@@ -241,8 +241,8 @@ fn search_latency(engine: &Engine, github: &Catalog) {
             _ => format!("{q} of a repository"),
         })
         .collect();
-    // Bare member names (`nameWithOwner`, `totalCount`) each name every member of that name,
-    // up to hundreds, which are put first in ranked order.
+    // Bare member names (`nameWithOwner`, `clientMutationId`) each name every member of that
+    // name, up to hundreds, which are put first in ranked order.
     let mut names: Vec<&str> = github
         .members()
         .iter()

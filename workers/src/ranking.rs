@@ -531,7 +531,7 @@ pub fn put_named_first(ranked: &mut Vec<(MemberId, f32)>, named: &[MemberId]) {
     if named.is_empty() {
         return;
     }
-    // A bare name can name hundreds of members (`totalCount`).
+    // A bare name can name hundreds of members (`clientMutationId`: 494 on github).
     let set: HashSet<MemberId> = named.iter().copied().collect();
     ranked.retain(|(m, _)| !set.contains(m));
     let mut front: Vec<(MemberId, f32)> = named.iter().map(|m| (*m, 1.0)).collect();
