@@ -526,7 +526,7 @@ fn bare_name(catalog: &Catalog, word: &str) -> Vec<MemberId> {
     }
 }
 
-/// Puts the named members first, at score 1, in the order the query names them.
+/// Puts the named members first, at score 1, in the order [`named_members`] gives them.
 pub fn put_named_first(ranked: &mut Vec<(MemberId, f32)>, named: &[MemberId]) {
     if named.is_empty() {
         return;
