@@ -344,17 +344,21 @@ fn a_member_the_query_names_is_the_top_hit() {
             .first()
             .map(|h| (h.coordinate.clone(), h.score))
     };
-    assert_eq!(
-        top("values of BookFormat"),
-        Some(("BookFormat".into(), 1.0))
-    );
-    assert_eq!(
-        top("how is Query.searchBooks(format:) used"),
-        Some(("Query.searchBooks(format:)".into(), 1.0))
-    );
-    // A type and then one of its members is that member's coordinate written with a space;
-    // a type and several of its members describe the type.
-    assert_eq!(top("the Book title"), Some(("Book.title".into(), 1.0)));
+    // A coordinate; a type and then one of its members, that member's coordinate written with
+    // a space; a member's bare name, whichever type it is on.
+    for (query, named) in [
+        ("values of BookFormat", "BookFormat"),
+        (
+            "how is Query.searchBooks(format:) used",
+            "Query.searchBooks(format:)",
+        ),
+        ("the Book title", "Book.title"),
+        ("what does priceCents hold", "Book.priceCents"),
+        ("cancelOrder(orderId:)", "Mutation.cancelOrder(orderId:)"),
+    ] {
+        assert_eq!(top(query), Some((named.into(), 1.0)), "{query}");
+    }
+    // A type and several of its members describe the type.
     let results = engine
         .search(&search("BookFormat HARDCOVER EBOOK", 5))
         .unwrap();
@@ -368,15 +372,7 @@ fn a_member_the_query_names_is_the_top_hit() {
         first,
         ["BookFormat", "BookFormat.HARDCOVER", "BookFormat.EBOOK"]
     );
-    // A member's bare name names it, whichever type it is on; capitals alone do not.
-    assert_eq!(
-        top("what does priceCents hold"),
-        Some(("Book.priceCents".into(), 1.0))
-    );
-    assert_eq!(
-        top("cancelOrder(orderId:)"),
-        Some(("Mutation.cancelOrder(orderId:)".into(), 1.0))
-    );
+    // Capitals alone name nothing.
     assert!(top("HARDCOVER").is_some_and(|(_, score)| score < 1.0));
     // A capital at the start of a query is grammar, not a name: ranked like any other word.
     let results = engine.search(&search("Review", 5)).unwrap();

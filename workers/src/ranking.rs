@@ -500,16 +500,11 @@ pub fn named_members(
 fn bare_name(catalog: &Catalog, word: &str) -> Vec<MemberId> {
     if let Some((field, argument)) = word.strip_suffix(":)").and_then(|w| w.split_once('(')) {
         return catalog
-            .named(argument)
+            .named(field)
             .iter()
-            .copied()
-            .filter(|id| {
-                let member = catalog.member(*id);
-                member.kind == MemberKind::Argument
-                    && member
-                        .parent
-                        .is_some_and(|p| catalog.member(p).name == field)
-            })
+            .filter_map(|id| catalog.child(catalog.member(*id), argument))
+            .filter(|child| child.kind == MemberKind::Argument)
+            .map(|argument| argument.id)
             .collect();
     }
     let letters = word.as_bytes();
