@@ -5,8 +5,10 @@ For each dev schema, 100 member names in camel case or with underscores (`nameWi
 `NOT_PLANNED`; an argument by its own name, `headRefName`), drawn with a fixed seed from
 `wayfinder catalog --coordinates`, are asked alone, with every member of that name expected;
 then 100 names that several types share, each asked with the words of one type that has it
-(`stargazerCount of a repository`), that type's member expected. Both sets go through
-`wayfinder eval`, which prints recall and MRR per schema and pooled.
+(`stargazerCount of a repository`), that type's member expected; then 100 coordinates written
+with their type's first letter in lower case (`repository.nameWithOwner`, `issueState`; a type
+of one word, `issue`, is an everyday word and left out), that coordinate expected. Each set goes
+through `wayfinder eval`, which prints recall and MRR per schema and pooled.
 
     python3 bench/bare_names.py [path/to/wayfinder]    (default: target/release/wayfinder)
 """
@@ -48,8 +50,9 @@ def bare(coordinate):
 def main():
     wayfinder = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "target/release/wayfinder")
     rng = random.Random(7)
+    case_rng = random.Random(11)  # its own, so the other two draw what they drew before it
     with tempfile.TemporaryDirectory() as tmp:
-        alone, owned = [], []
+        alone, owned, cased = [], [], []
         for schema, path in SCHEMAS.items():
             coordinates = subprocess.run(
                 [wayfinder, "catalog", "--coordinates", str(path)],
@@ -73,11 +76,18 @@ def main():
                 with_owner.append({"id": f"{schema}-owned-{i}", "kind": "exact",
                                    "query": f"{name} of a {words(owner)}",
                                    "expected": [coordinate]})
-            for kind, batch, out in (("alone", questions, alone), ("owned", with_owner, owned)):
+            lowered = [(c, c[0].lower() + c[1:]) for c in coordinates if not c.startswith("@")]
+            lowered = [(c, low) for c, low in lowered if "." in low or IDENTIFIER.search(low)]
+            case_rng.shuffle(lowered)
+            in_lower_case = [{"id": f"{schema}-case-{i}", "kind": "exact", "query": low,
+                              "expected": [c]} for i, (c, low) in enumerate(lowered[:SAMPLE])]
+            for kind, batch, out in (("alone", questions, alone), ("owned", with_owner, owned),
+                                     ("case", in_lower_case, cased)):
                 file = Path(tmp) / f"{schema}-{kind}.jsonl"
                 file.write_text("".join(json.dumps(q) + "\n" for q in batch))
                 out += [str(path), str(file)]
-        for title, args in (("names alone", alone), ("names with an owner's words", owned)):
+        for title, args in (("names alone", alone), ("names with an owner's words", owned),
+                            ("coordinates in another case", cased)):
             print(f"== {title}")
             report = subprocess.run([wayfinder, "eval", *args], check=True,
                                     capture_output=True, text=True).stdout

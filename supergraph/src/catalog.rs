@@ -78,6 +78,8 @@ pub struct Catalog {
     /// Every member by its own name (`nameWithOwner`: each type's field of that name), in
     /// schema order.
     by_name: HashMap<String, Vec<MemberId>>,
+    /// Every member by its coordinate in lower case (`repository.namewithowner`).
+    by_folded_coordinate: HashMap<String, Vec<MemberId>>,
     subgraphs: Vec<Subgraph>,
     roots: Roots,
     paths: PathIndex,
@@ -133,6 +135,14 @@ impl Catalog {
         self.by_coordinate
             .get(coordinate)
             .map(|id| self.member(*id))
+    }
+
+    /// The members whose coordinate is `coordinate` in any case (`repository.NameWithOwner`,
+    /// `issueState`), in schema order: several only where the schema's names differ by case alone.
+    pub fn get_ignoring_case(&self, coordinate: &str) -> &[MemberId] {
+        self.by_folded_coordinate
+            .get(&coordinate.to_lowercase())
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The members whose own name is `name`, in schema order: the fields, arguments, input
@@ -295,9 +305,14 @@ impl<'s> Builder<'s> {
         };
         let content_hash = ContentHasher::members(&self.members, self.members.iter().map(|m| m.id));
         let mut by_name: HashMap<String, Vec<MemberId>> = HashMap::new();
+        let mut by_folded_coordinate: HashMap<String, Vec<MemberId>> = HashMap::new();
         for member in &self.members {
             by_name
                 .entry(member.name.clone())
+                .or_default()
+                .push(member.id);
+            by_folded_coordinate
+                .entry(member.coordinate.to_lowercase())
                 .or_default()
                 .push(member.id);
         }
@@ -307,6 +322,7 @@ impl<'s> Builder<'s> {
             members: self.members,
             by_coordinate: self.by_coordinate,
             by_name,
+            by_folded_coordinate,
             subgraphs,
             roots,
             paths: PathIndex::default(),

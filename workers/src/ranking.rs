@@ -415,6 +415,9 @@ pub fn add_path_evidence(
 /// outright, in the order `ranked` gives them (the question's other words pick the parent), and
 /// those `ranked` misses after them, shallowest first. Capitals alone (`SKU`, `PR`) are as
 /// often an everyday abbreviation as an enum value's name, so they name nothing by themselves.
+///
+/// An identifier that names nothing as written, as a coordinate or a bare name, names the one
+/// visible member whose coordinate it is in another case (`issueState`, `repository.NameWithOwner`).
 pub fn named_members(
     catalog: &Catalog,
     query: &str,
@@ -426,6 +429,16 @@ pub fn named_members(
             .get(coordinate)
             .filter(|m| visibility.allows(m.id))
             .map(|m| m.id)
+    };
+    // Capitals alone (`OPEN`) name nothing this way either.
+    let visible_ignoring_case = |word: &str| match catalog
+        .get_ignoring_case(word)
+        .iter()
+        .filter(|m| visibility.allows(**m))
+        .collect::<Vec<_>>()[..]
+    {
+        [only] if word.contains(char::is_lowercase) => Some(*only),
+        _ => None,
     };
     let words: Vec<&str> = query
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '"' | '\'' | '`'))
@@ -442,21 +455,28 @@ pub fn named_members(
         let capitalized = position > 1 && word.starts_with(char::is_uppercase);
         let identifier =
             capitalized || rest.any(char::is_uppercase) || word.contains(['.', '_', '@', '(']);
-        let found = identifier
-            .then(|| visible(word).or_else(|| visible(&format!("@{word}"))))
-            .flatten();
+        if !identifier {
+            continue;
+        }
+        let found = visible(word)
+            .or_else(|| visible(&format!("@{word}")))
+            .or_else(|| {
+                let bare = bare_name(catalog, word);
+                if bare.is_empty() {
+                    return visible_ignoring_case(word);
+                }
+                by_bare_name.extend(bare.into_iter().filter(|m| visibility.allows(*m)));
+                None
+            });
         let Some(found) = found else {
-            if identifier {
-                let named = bare_name(catalog, word).into_iter();
-                by_bare_name.extend(named.filter(|m| visibility.allows(*m)));
-            }
             continue;
         };
         let mut members = Vec::new();
-        if catalog.member(found).kind.is_type() {
+        let parent = catalog.member(found);
+        if parent.kind.is_type() {
             while let Some(member) = words
                 .get(position)
-                .and_then(|next| visible(&format!("{word}.{next}")))
+                .and_then(|next| visible(&format!("{}.{next}", parent.coordinate)))
             {
                 members.push(member);
                 position += 1;
@@ -745,6 +765,49 @@ mod tests {
         assert!(seen
             .iter()
             .all(|m| catalog.member(*m).coordinate != "Pin.createdAt"));
+    }
+
+    #[test]
+    fn a_coordinate_in_another_case_names_its_member() {
+        let catalog = Catalog::from_sdl(
+            r#"
+            type Query { viewer: User, pageInfo: PageInfo, note: InternalNote }
+            type User { login: String, state: IssueState }
+            type PageInfo { hasNextPage: Boolean }
+            type InternalNote @tag(name: "internal") { text: String }
+            directive @tag(name: String!) repeatable on OBJECT | FIELD_DEFINITION
+            enum IssueState { OPEN }
+            "#,
+            "test.graphql",
+            CatalogOptions::default(),
+        )
+        .unwrap();
+        let named = |query: &str, visibility: &Visibility| -> Vec<String> {
+            named_members(&catalog, query, visibility, &[])
+                .iter()
+                .map(|m| catalog.member(*m).coordinate.clone())
+                .collect()
+        };
+        let all = Visibility::all();
+        for (query, member) in [
+            ("issueState values", Some("IssueState")),
+            ("user.Login", Some("User.login")),
+            ("pageinfo.hasnextpage", Some("PageInfo.hasNextPage")),
+            ("internalNote", Some("InternalNote")),
+            // A member's own name, as written, comes before a type of that name in another case.
+            ("pageInfo", Some("Query.pageInfo")),
+            // Capitals alone and everyday words name nothing.
+            ("ISSUESTATE", None),
+            ("pageinfo", None),
+        ] {
+            assert_eq!(named(query, &all), Vec::from_iter(member), "{query}");
+        }
+        let internal = wayfinder_supergraph::ContractFilter {
+            exclude_tags: ["internal".to_string()].into(),
+            ..Default::default()
+        };
+        let tenant = Visibility::of(Some(std::sync::Arc::new(catalog.contract(&internal))));
+        assert!(named("internalNote", &tenant).is_empty());
     }
 
     #[test]
