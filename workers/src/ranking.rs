@@ -431,14 +431,18 @@ pub fn named_members(
             .map(|m| m.id)
     };
     // Capitals alone (`OPEN`) name nothing this way either.
-    let visible_ignoring_case = |word: &str| match catalog
-        .get_ignoring_case(word)
-        .iter()
-        .filter(|m| visibility.allows(**m))
-        .collect::<Vec<_>>()[..]
-    {
-        [only] if word.contains(char::is_lowercase) => Some(*only),
-        _ => None,
+    let visible_ignoring_case = |word: &str| {
+        if !word.contains(char::is_lowercase) {
+            return None;
+        }
+        let mut visible = catalog
+            .get_ignoring_case(word)
+            .iter()
+            .filter(|m| visibility.allows(**m));
+        match (visible.next(), visible.next()) {
+            (Some(only), None) => Some(*only),
+            _ => None,
+        }
     };
     let words: Vec<&str> = query
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '"' | '\'' | '`'))
@@ -692,6 +696,28 @@ mod tests {
         scored.iter().map(|(c, s)| (id(c), *s)).collect()
     }
 
+    /// The coordinates of the members `query` names ([`named_members`]).
+    fn named<'c>(
+        catalog: &'c Catalog,
+        query: &str,
+        visibility: &Visibility,
+        ranked: &[(MemberId, f32)],
+    ) -> Vec<&'c str> {
+        named_members(catalog, query, visibility, ranked)
+            .iter()
+            .map(|m| catalog.member(*m).coordinate.as_str())
+            .collect()
+    }
+
+    /// What a tenant whose contract excludes the `internal` tag may see.
+    fn without_internal(catalog: &Catalog) -> Visibility {
+        let internal = wayfinder_supergraph::ContractFilter {
+            exclude_tags: ["internal".to_string()].into(),
+            ..Default::default()
+        };
+        Visibility::of(Some(std::sync::Arc::new(catalog.contract(&internal))))
+    }
+
     fn coordinates<'c>(catalog: &'c Catalog, ranked: &[(MemberId, f32)]) -> Vec<&'c str> {
         ranked
             .iter()
@@ -723,25 +749,20 @@ mod tests {
                 ("Issue.createdAt", 0.4),
             ],
         );
-        let named = |query: &str| -> Vec<String> {
-            named_members(&catalog, query, &all, &list)
-                .iter()
-                .map(|m| catalog.member(*m).coordinate.clone())
-                .collect()
-        };
+        let names = |query: &str| named(&catalog, query, &all, &list);
         // The ranking orders those it found; one it missed comes after them.
         assert_eq!(
-            named("when was it createdAt"),
+            names("when was it createdAt"),
             ["Repository.createdAt", "Issue.createdAt", "Pin.createdAt"]
         );
         // Named outright first, then by bare name.
         assert_eq!(
-            named("Issue.state and stargazerCount"),
+            names("Issue.state and stargazerCount"),
             ["Issue.state", "Repository.stargazerCount"]
         );
-        assert_eq!(named("NOT_PLANNED"), ["IssueState.NOT_PLANNED"]);
+        assert_eq!(names("NOT_PLANNED"), ["IssueState.NOT_PLANNED"]);
         assert_eq!(
-            named("what does repository(ownerLogin:) take"),
+            names("what does repository(ownerLogin:) take"),
             ["Query.repository(ownerLogin:)"]
         );
         // Capitals alone, lower case and unknown names name nothing.
@@ -752,19 +773,12 @@ mod tests {
             "issue(id:)x",
             "state(id:)",
         ] {
-            assert!(named(query).is_empty(), "{query}");
+            assert!(names(query).is_empty(), "{query}");
         }
         // Nor does a member the caller may not see.
-        let internal = wayfinder_supergraph::ContractFilter {
-            exclude_tags: ["internal".to_string()].into(),
-            ..Default::default()
-        };
-        let tenant = Visibility::of(Some(std::sync::Arc::new(catalog.contract(&internal))));
-        let seen = named_members(&catalog, "createdAt", &tenant, &list);
+        let seen = named(&catalog, "createdAt", &without_internal(&catalog), &list);
         assert_eq!(seen.len(), 2);
-        assert!(seen
-            .iter()
-            .all(|m| catalog.member(*m).coordinate != "Pin.createdAt"));
+        assert!(seen.iter().all(|c| *c != "Pin.createdAt"));
     }
 
     #[test]
@@ -782,12 +796,6 @@ mod tests {
             CatalogOptions::default(),
         )
         .unwrap();
-        let named = |query: &str, visibility: &Visibility| -> Vec<String> {
-            named_members(&catalog, query, visibility, &[])
-                .iter()
-                .map(|m| catalog.member(*m).coordinate.clone())
-                .collect()
-        };
         let all = Visibility::all();
         let none: &[&str] = &[];
         for (query, members) in [
@@ -803,14 +811,10 @@ mod tests {
             ("ISSUESTATE", none),
             ("pageinfo", none),
         ] {
-            assert_eq!(named(query, &all), members, "{query}");
+            assert_eq!(named(&catalog, query, &all, &[]), members, "{query}");
         }
-        let internal = wayfinder_supergraph::ContractFilter {
-            exclude_tags: ["internal".to_string()].into(),
-            ..Default::default()
-        };
-        let tenant = Visibility::of(Some(std::sync::Arc::new(catalog.contract(&internal))));
-        assert!(named("internalNote", &tenant).is_empty());
+        let tenant = without_internal(&catalog);
+        assert!(named(&catalog, "internalNote", &tenant, &[]).is_empty());
     }
 
     #[test]
