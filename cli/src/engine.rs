@@ -12,7 +12,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
 use wayfinder_workers::eval::{evaluate, read_questions, score, EvalReport, Metrics};
-use wayfinder_workers::{Engine, EngineConfig, Fusion, IndexReport, SearchRequest};
+use wayfinder_workers::{Engine, EngineConfig, Fusion, IndexReport, Pooling, SearchRequest};
 
 /// Where the model, runtime and cache live, and how many threads embed.
 #[derive(Args, Clone)]
@@ -30,6 +30,40 @@ pub struct EngineArgs {
     /// or `rrf:K`.
     #[arg(long, value_parser = parse_fusion)]
     fusion: Option<Fusion>,
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+/// Another ONNX sentence-embedding model than the default the set-up fetches, as `index.model`
+/// in router.yaml chooses one, so that `eval` can measure a model before a router runs it.
+#[derive(Args, Clone)]
+struct ModelArgs {
+    /// The model file: inputs `input_ids`, `attention_mask` (and `token_type_ids` if it has
+    /// them), output `[batch, tokens, dimension]`.
+    #[arg(long, requires_all = ["model_tokenizer", "model_dimension"])]
+    model_onnx: Option<PathBuf>,
+    /// The model's Hugging Face `tokenizer.json`.
+    #[arg(long, requires = "model_onnx")]
+    model_tokenizer: Option<PathBuf>,
+    /// Width of the model's vectors.
+    #[arg(long, requires = "model_onnx", value_parser = clap::value_parser!(u32).range(1..))]
+    model_dimension: Option<u32>,
+    /// `mean` (sentence-transformers) or `cls` (bge-style).
+    #[arg(long, requires = "model_onnx", value_parser = parse_pooling)]
+    model_pooling: Option<Pooling>,
+    /// Prepended to every query (e5/bge-style models expect one).
+    #[arg(long, requires = "model_onnx")]
+    model_query_prefix: Option<String>,
+}
+
+fn parse_pooling(text: &str) -> Result<Pooling, String> {
+    match text {
+        "mean" => Ok(Pooling::Mean),
+        "cls" => Ok(Pooling::Cls),
+        _ => Err(format!(
+            "unknown pooling `{text}`: expected `mean` or `cls`"
+        )),
+    }
 }
 
 fn parse_fusion(text: &str) -> Result<Fusion, String> {
@@ -49,6 +83,18 @@ fn parse_fusion(text: &str) -> Result<Fusion, String> {
 impl EngineArgs {
     fn config(&self) -> EngineConfig {
         let mut config = EngineConfig::default_in(&self.home);
+        let model = &self.model;
+        if let (Some(onnx), Some(tokenizer), Some(dimension)) = (
+            &model.model_onnx,
+            &model.model_tokenizer,
+            model.model_dimension,
+        ) {
+            config.model.onnx = onnx.clone();
+            config.model.tokenizer = tokenizer.clone();
+            config.model.dimension = dimension as usize;
+            config.model.pooling = model.model_pooling.unwrap_or_default();
+            config.model.query_prefix = model.model_query_prefix.clone().unwrap_or_default();
+        }
         if let Some(workers) = self.workers {
             config.workers = workers;
         }

@@ -157,3 +157,84 @@ fn eval_scores_each_set_and_pools_them() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_model_flags_run_another_model() {
+    let schema = "examples/bookshop/supergraph.graphql";
+    let model =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../.wayfinder/models/all-MiniLM-L6-v2-int8");
+    let onnx = model.join("model.onnx");
+    let tokenizer = model.join("tokenizer.json");
+    let search = |onnx: &Path, dimension: &str| {
+        wayfinder(&[
+            "search",
+            schema,
+            "title of a book",
+            "--no-cache",
+            "--model-onnx",
+            onnx.to_str().unwrap(),
+            "--model-tokenizer",
+            tokenizer.to_str().unwrap(),
+            "--model-dimension",
+            dimension,
+        ])
+    };
+
+    // The default model's own files named by the flags: the search is hybrid.
+    let output = search(&onnx, "384");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("Hybrid mode"),
+        "{}",
+        stderr(&output)
+    );
+
+    // A width the model does not give: the engine read the flags, says so and searches lexically.
+    let output = search(&onnx, "768");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("gives vectors of width 384, the configuration says 768"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stderr(&output).contains("Lexical mode"),
+        "{}",
+        stderr(&output)
+    );
+
+    // `index` needs the model: a missing file is an error that names it.
+    let missing = model.join("missing.onnx");
+    let output = wayfinder(&[
+        "index",
+        schema,
+        "--no-cache",
+        "--model-onnx",
+        missing.to_str().unwrap(),
+        "--model-tokenizer",
+        tokenizer.to_str().unwrap(),
+        "--model-dimension",
+        "384",
+    ]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("missing.onnx"),
+        "{}",
+        stderr(&output)
+    );
+
+    // Half a model is refused before anything starts.
+    let output = wayfinder(&[
+        "search",
+        schema,
+        "title",
+        "--model-onnx",
+        onnx.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("--model-tokenizer"),
+        "{}",
+        stderr(&output)
+    );
+}
