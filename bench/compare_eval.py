@@ -18,6 +18,14 @@ def read_jsonl(path):
         return [json.loads(line) for line in lines if line.strip()]
 
 
+def shown(rank):
+    return "-" if rank is None else str(rank)
+
+
+def within(rank, k):
+    return rank is not None and rank <= k
+
+
 def main(argv):
     if len(argv) < 4:
         print(__doc__.strip(), file=sys.stderr)
@@ -30,16 +38,10 @@ def main(argv):
         return 1
     questions = {q["id"]: q for path in argv[3:] for q in read_jsonl(path)}
 
-    def shown(rank):
-        return "-" if rank is None else str(rank)
-
     moved = [i for i in before if before[i] != after[i]]
     for i in moved:
         q = questions.get(i, {})
         print(f"{shown(before[i]):>4} -> {shown(after[i]):<4} {i:<10} {q.get('kind', '?'):<18} {q.get('query', '?')}")
-
-    def within(rank, k):
-        return rank is not None and rank <= k
 
     for k in (1, 5, 10):
         entered = sum(1 for i in moved if within(after[i], k) and not within(before[i], k))
