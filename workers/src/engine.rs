@@ -28,13 +28,13 @@ use crate::document::documents;
 use crate::embed::{model_key, EmbedError, Embedder, Embedding, EXIT_WAIT};
 use crate::generation::{Generation, SearchMode, ShardState};
 use crate::indexer::IndexerContext;
-use crate::intent::{answer_phrase, Intent, Owner};
+use crate::intent::{action_verb, answer_phrase, Intent, Owner};
 use crate::lexical::{LexicalError, LexicalIndex};
 use crate::pool::Workers;
 use crate::ranking::{
     add_answer_evidence, add_owner_evidence, add_path_evidence, add_token_evidence,
-    demote_deprecated, demote_unnamed_thin, fuse, named_members, put_named_first, thin_names,
-    Fusion,
+    add_verb_evidence, demote_deprecated, demote_unnamed_thin, fuse, named_members,
+    put_named_first, thin_names, Fusion,
 };
 use crate::spelling::{Spellings, Vocabulary};
 use crate::status::{IndexReport, Progress, Status};
@@ -498,17 +498,23 @@ impl Engine {
         let owner = Owner::of(&read);
         // An action asks for a change, whatever its object's words name.
         let answer = (!intent.action).then(|| answer_phrase(&read)).flatten();
+        // An action that says how to make its change wants what the mutation takes as much as
+        // the mutation, so its verb does not favour mutations.
+        let verb = (intent.action && !intent.manner)
+            .then(|| action_verb(&read))
+            .flatten();
         let mut vector = Vec::new();
-        // The question's embedding, its owner's and its answer's.
-        let mut embedded = [None, None, None];
+        // The question's embedding, its owner's, its answer's and its verb's.
+        let mut embedded = [None, None, None, None];
         if generation.has_vectors() && !query.is_empty() {
             let texts = [
                 Some(read.as_ref()),
                 owner.as_ref().map(|owner| owner.phrase.as_str()),
                 answer.as_deref(),
+                verb.as_deref(),
             ];
             match self.query_embeddings(&texts) {
-                Some([Some(q), owner, answer]) => {
+                Some([Some(q), owner, answer, verb]) => {
                     let span = tracing::info_span!(
                         "wayfinder.vector_search",
                         shards = generation.shards.len(),
@@ -524,7 +530,7 @@ impl Engine {
                         &visibility,
                     )?;
                     span.record("candidates", vector.len());
-                    embedded = [Some(q), owner, answer];
+                    embedded = [Some(q), owner, answer, verb];
                 }
                 _ => mode = SearchMode::Lexical,
             }
@@ -534,7 +540,8 @@ impl Engine {
             results = tracing::field::Empty,
             token_matched = false,
             owner_matched = false,
-            answer_matched = false
+            answer_matched = false,
+            verb_matched = false
         );
         let merging = merge.enter();
         let catalog = &generation.catalog;
@@ -547,7 +554,7 @@ impl Engine {
             intent,
         );
         demote_unnamed_thin(catalog, &mut ranked, &terms, &generation.thin_names);
-        let [question, owner_vector, answer_vector] = embedded;
+        let [question, owner_vector, answer_vector, verb_vector] = embedded;
         let query_tokens = question
             .as_ref()
             .and_then(|q| QueryTokens::new(&q.tokens, generation.token_frequencies()));
@@ -570,6 +577,12 @@ impl Engine {
                 generation.similarity(ty, &vector.vector)
             });
             merge.record("answer_matched", true);
+        }
+        if let Some(vector) = verb_vector {
+            add_verb_evidence(catalog, &mut ranked, |m| {
+                generation.similarity(m, &vector.vector)
+            });
+            merge.record("verb_matched", true);
         }
         add_path_evidence(catalog, &mut ranked, &visibility);
         demote_deprecated(catalog, generation.documents(), &mut ranked, &visibility);

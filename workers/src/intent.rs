@@ -81,6 +81,11 @@ const PHRASE_ENDS: &[&str] = &[
     "and", "at", "by", "from", "i", "me", "or", "to", "we", "with", "without",
 ];
 
+/// Particles of English phrasal verbs (`log in`, `back up`, `sign out`).
+const PARTICLES: &[&str] = &[
+    "away", "back", "down", "in", "off", "on", "out", "over", "up",
+];
+
 /// What may follow an imperative verb: a determiner (`cancel an order`, `assign someone`), a
 /// particle of a phrasal verb (`log in`, `sign up`), or a question word opening the clause
 /// that is the verb's object (`set where the order ships`, `choose which card pays`).
@@ -288,6 +293,22 @@ pub fn answer_phrase(query: &str) -> Option<String> {
     let phrase = &phrase[owned.map_or(0, |p| p + 1)..];
     let phrase: Vec<&str> = phrase.iter().take(3).map(String::as_str).collect();
     (!phrase.is_empty()).then(|| phrase.join(" "))
+}
+
+/// What an action does, whatever it does it to: its imperative's verb, with the particle of a
+/// phrasal verb (`log in`, `sign up`), as [`Intent::of`] reads an action (after `please`,
+/// `just` or `only`). Meant for a question [`Intent::of`] reads as an action.
+pub fn action_verb(query: &str) -> Option<String> {
+    let words = lowercase_words(query, char::is_alphabetic);
+    let words = match words.split_first() {
+        Some((first, rest)) if BEFORE_A_VERB.contains(&first.as_str()) => rest,
+        _ => &words[..],
+    };
+    let verb = words.first()?;
+    Some(match words.get(1) {
+        Some(particle) if PARTICLES.contains(&particle.as_str()) => format!("{verb} {particle}"),
+        _ => verb.clone(),
+    })
 }
 
 /// Words that open a question or qualify what follows, never an imperative's verb.
@@ -523,6 +544,23 @@ mod tests {
             ("", None),
         ] {
             assert_eq!(answer_phrase(query).as_deref(), answer, "{query}");
+        }
+    }
+
+    #[test]
+    fn an_action_does_what_its_verb_says() {
+        for (query, verb) in [
+            ("create a discount code", Some("create")),
+            ("Log in and get a token", Some("log in")),
+            ("please cancel my order", Some("cancel")),
+            ("back up the database", Some("back up")),
+            (
+                "only remove the track if the playlist is unchanged",
+                Some("remove"),
+            ),
+            ("", None),
+        ] {
+            assert_eq!(action_verb(query).as_deref(), verb, "{query}");
         }
     }
 
