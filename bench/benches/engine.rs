@@ -39,7 +39,12 @@ fn catalog(sdl: &str) -> Arc<Catalog> {
 /// report, lexical-ready seconds and start-to-hybrid seconds.
 fn index(cache: &Path, catalog: Arc<Catalog>) -> (Engine, IndexReport, f64, Duration) {
     let started = Instant::now();
-    let engine = Engine::start(engine_config(Some(cache))).expect("engine starts");
+    let mut config = engine_config(Some(cache));
+    // A hit pass re-runs a pass of `LATENCY_QUERIES` queries, each embedding up to four texts
+    // (the question, its owner, its answer, an action's verb): the cache must hold them all,
+    // or the least recently used are evicted before they are asked for again.
+    config.query_cache = config.query_cache.max(4 * LATENCY_QUERIES);
+    let engine = Engine::start(config).expect("engine starts");
     assert!(engine.model_error().is_none(), "{:?}", engine.model_error());
     let published = engine.publish(catalog).expect("publishes");
     let report = engine
