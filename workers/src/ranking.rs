@@ -1,8 +1,8 @@
 //! Ranking: fuse the lexical and vector candidate lists into one list, one entry per member,
 //! with scores in [0, 1], re-score the best few by how well the query's words match theirs
 //! token by token, weigh them by how much their type is like the owner the question names and
-//! what they return like what it asks for, lift the fields the best members are reached
-//! through, then let replacements outrank what they deprecate and put members the query names
+//! what they return like what it asks for, and the mutations by how much they do what an
+//! action's verb says, lift the fields the best members are reached through, then let replacements outrank what they deprecate and put members the query names
 //! outright first.
 //!
 //! Both lists arrive already filtered to what the caller may see, from every shard; a member
