@@ -86,32 +86,24 @@ const PARTICLES: &[&str] = &[
     "away", "back", "down", "in", "off", "on", "out", "over", "up",
 ];
 
-/// What may follow an imperative verb: a determiner (`cancel an order`, `assign someone`), a
-/// particle of a phrasal verb (`log in`, `sign up`), or a question word opening the clause
-/// that is the verb's object (`set where the order ships`, `choose which card pays`).
+/// What may follow an imperative verb besides a particle ([`PARTICLES`]): a determiner
+/// (`cancel an order`, `assign someone`), or a question word opening the clause that is the
+/// verb's object (`set where the order ships`, `choose which card pays`).
 const AFTER_A_VERB: &[&str] = &[
     "a",
     "all",
     "an",
     "another",
     "any",
-    "away",
-    "back",
-    "down",
     "each",
     "every",
     "her",
     "his",
     "how",
-    "in",
     "its",
     "my",
     "new",
-    "off",
-    "on",
     "our",
-    "out",
-    "over",
     "some",
     "somebody",
     "someone",
@@ -122,7 +114,6 @@ const AFTER_A_VERB: &[&str] = &[
     "these",
     "this",
     "those",
-    "up",
     "what",
     "where",
     "which",
@@ -164,7 +155,7 @@ impl Intent {
         let writes_first =
             !plural(first) && !not_a_verb(first) && !READING_VERBS.contains(&first.as_str());
         let later = |among: &[&str]| words[1..].iter().any(|w| among.contains(&w.as_str()));
-        let action = writes_first && AFTER_A_VERB.contains(&second.as_str());
+        let action = writes_first && follows_a_verb(second);
         let manner = action && later(MANNER);
         // `after skipping, ...`; or `seek then get ...`, a change and then a read.
         let after_a_change = first == "after" && second.len() > 4 && second.ends_with("ing");
@@ -269,8 +260,7 @@ pub fn answer_phrase(query: &str) -> Option<String> {
         Some((first, rest)) if READING_VERBS.contains(&first.as_str()) => rest,
         _ => &words[..],
     };
-    let opening =
-        |w: &str| (AFTER_A_VERB.contains(&w) || w == "me") && !QUESTION_WORDS.contains(&w);
+    let opening = |w: &str| (follows_a_verb(w) || w == "me") && !QUESTION_WORDS.contains(&w);
     while let Some((_, tail)) = rest.split_first().filter(|(w, _)| opening(w)) {
         rest = tail;
     }
@@ -309,6 +299,11 @@ pub fn action_verb(query: &str) -> Option<String> {
         Some(particle) if PARTICLES.contains(&particle.as_str()) => format!("{verb} {particle}"),
         _ => verb.clone(),
     })
+}
+
+/// Whether `word` may follow an imperative verb: one of [`AFTER_A_VERB`] or a particle.
+fn follows_a_verb(word: &str) -> bool {
+    AFTER_A_VERB.contains(&word) || PARTICLES.contains(&word)
 }
 
 /// Words that open a question or qualify what follows, never an imperative's verb.
