@@ -141,10 +141,7 @@ impl Intent {
         let words = lowercase_words(query, char::is_alphabetic);
         let narrows = narrowing_clause(&words).is_some();
         // `please cancel my order`, `only remove the track if ...`: still imperatives.
-        let words = match words.split_first() {
-            Some((first, rest)) if BEFORE_A_VERB.contains(&first.as_str()) => rest,
-            _ => &words[..],
-        };
+        let words = from_the_verb(&words);
         let (Some(first), Some(second)) = (words.first(), words.get(1)) else {
             return Intent {
                 filter: narrows,
@@ -285,20 +282,25 @@ pub fn answer_phrase(query: &str) -> Option<String> {
     (!phrase.is_empty()).then(|| phrase.join(" "))
 }
 
-/// What an action does, whatever it does it to: its imperative's verb, with the particle of a
-/// phrasal verb (`log in`, `sign up`), as [`Intent::of`] reads an action (after `please`,
-/// `just` or `only`). Meant for a question [`Intent::of`] reads as an action.
+/// What an action does, whatever it does it to: the verb of a question [`Intent::of`] reads as
+/// an action, with the particle of a phrasal verb (`log in`, `sign up`).
 pub fn action_verb(query: &str) -> Option<String> {
     let words = lowercase_words(query, char::is_alphabetic);
-    let words = match words.split_first() {
-        Some((first, rest)) if BEFORE_A_VERB.contains(&first.as_str()) => rest,
-        _ => &words[..],
-    };
+    let words = from_the_verb(&words);
     let verb = words.first()?;
     Some(match words.get(1) {
         Some(particle) if PARTICLES.contains(&particle.as_str()) => format!("{verb} {particle}"),
         _ => verb.clone(),
     })
+}
+
+/// A question's words from where an imperative's verb would be: past a leading `please`,
+/// `just` or `only`.
+fn from_the_verb(words: &[String]) -> &[String] {
+    match words.split_first() {
+        Some((first, rest)) if BEFORE_A_VERB.contains(&first.as_str()) => rest,
+        _ => words,
+    }
 }
 
 /// Whether `word` may follow an imperative verb: one of [`AFTER_A_VERB`] or a particle.

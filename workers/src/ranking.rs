@@ -2,8 +2,8 @@
 //! with scores in [0, 1], re-score the best few by how well the query's words match theirs
 //! token by token, weigh them by how much their type is like the owner the question names and
 //! what they return like what it asks for, and the mutations by how much they do what an
-//! action's verb says, lift the fields the best members are reached through, then let replacements outrank what they deprecate and put members the query names
-//! outright first.
+//! action's verb says, lift the fields the best members are reached through, then let
+//! replacements outrank what they deprecate and put members the query names outright first.
 //!
 //! Both lists arrive already filtered to what the caller may see, from every shard; a member
 //! lives in one shard, but the merge is by member all the same, so evidence from several
