@@ -1,6 +1,6 @@
 //! The whole retrieval pipeline on the three dev sets with the real model, as `wayfinder eval`
 //! runs it: each set against floors a question or so below its figures (bench/README.md,
-//! ablation step 34), and the pooled figures against the targets of issue 6 that they meet, so
+//! ablation step 35), and the pooled figures against the targets of issue 6 that they meet, so
 //! a change to documents, intent or ranking cannot lose a gain on any set silently. Indexing
 //! github and saleor without a cache takes a few minutes; the sets are measured one after the
 //! other, so only one engine is in memory at a time.
