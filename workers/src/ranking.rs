@@ -445,7 +445,8 @@ pub fn add_path_evidence(
 /// often an everyday abbreviation as an enum value's name, so they name nothing by themselves.
 ///
 /// An identifier that names nothing as written, as a coordinate or a bare name, names the one
-/// visible member whose coordinate it is in another case (`issueState`, `repository.NameWithOwner`).
+/// visible member whose coordinate it is in another case (`issueState`,
+/// `repository.NameWithOwner`).
 pub fn named_members(
     catalog: &Catalog,
     query: &str,
@@ -591,9 +592,9 @@ pub fn put_named_first(ranked: &mut Vec<(MemberId, f32)>, named: &[MemberId]) {
 const UNNAMED_THIN: f32 = 0.9;
 
 /// How many arguments must share a name and a description for each of them to say nothing of
-/// its own field (github's paging arguments repeat on 330 fields, saleor's `channel` on 72; 20-100
-/// give the same dev figures, 15 takes in a spotify argument and 10 spotify's `limit`, which a
-/// question about a list reaches its field through).
+/// its own field (github's paging arguments repeat on 330 fields, saleor's `channel` on 72;
+/// 20-100 give the same dev figures, 15 takes in a spotify argument and 10 spotify's `limit`,
+/// through which a question about a list reaches its field).
 const GENERIC_ARGUMENT_FIELDS: usize = 20;
 
 /// Each thin member's name, as the words `read` makes of it (the lexical index's analyzer).
@@ -625,7 +626,9 @@ pub fn thin_names(catalog: &Catalog, read: impl Fn(&str) -> Vec<String>) -> Thin
             .or_default() += 1;
     }
     let generic = |member: &&Member| {
-        repeats[&(member.name.as_str(), member.description.as_deref())] >= GENERIC_ARGUMENT_FIELDS
+        repeats
+            .get(&(member.name.as_str(), member.description.as_deref()))
+            .is_some_and(|&fields| fields >= GENERIC_ARGUMENT_FIELDS)
     };
     catalog
         .members()
@@ -1204,7 +1207,9 @@ mod tests {
         let lists: String = (0..GENERIC_ARGUMENT_FIELDS)
             .map(|n| {
                 format!(
-                    "\"Things of kind {n}.\" things{n}(\"Returns the first n elements.\" first: Int, \"Only those tagged so.\" tag{n}: String): [Int]\n"
+                    "\"Things of kind {n}.\" things{n}(\
+                       \"Returns the first n elements.\" first: Int, \
+                       \"Only those tagged so.\" tag{n}: String): [Int]\n"
                 )
             })
             .collect();
