@@ -613,28 +613,24 @@ pub fn thin_names(catalog: &Catalog, read: impl Fn(&str) -> Vec<String>) -> Thin
                 .parent
                 .is_none_or(|parent| catalog.member(parent).description.is_none())
     };
-    let arguments = || {
-        catalog
-            .members()
-            .iter()
-            .filter(|member| member.kind == MemberKind::Argument && !member.builtin)
-    };
-    let mut repeats: HashMap<(&str, Option<&str>), usize> = HashMap::new();
-    for argument in arguments() {
-        *repeats
-            .entry((&argument.name, argument.description.as_deref()))
-            .or_default() += 1;
+    // What a schema's own argument says, if it is one: its name and its description.
+    fn argument_said(member: &Member) -> Option<(&str, Option<&str>)> {
+        (member.kind == MemberKind::Argument && !member.builtin)
+            .then_some((&member.name, member.description.as_deref()))
     }
-    let generic = |member: &&Member| {
-        repeats
-            .get(&(member.name.as_str(), member.description.as_deref()))
+    let mut repeats: HashMap<(&str, Option<&str>), usize> = HashMap::new();
+    for said in catalog.members().iter().filter_map(argument_said) {
+        *repeats.entry(said).or_default() += 1;
+    }
+    let generic = |member: &Member| {
+        argument_said(member)
+            .and_then(|said| repeats.get(&said))
             .is_some_and(|&fields| fields >= GENERIC_ARGUMENT_FIELDS)
     };
     catalog
         .members()
         .iter()
-        .filter(thin)
-        .chain(arguments().filter(generic))
+        .filter(|member| thin(member) || generic(member))
         .map(|member| (member.id, read(&member.name)))
         .collect()
 }
