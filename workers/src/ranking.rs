@@ -743,9 +743,17 @@ mod tests {
         type LanguageConnection { totalSize: Int! }
     "#;
 
+    fn catalog_of(sdl: &str) -> Catalog {
+        Catalog::from_sdl(sdl, "test.graphql", CatalogOptions::default()).unwrap()
+    }
+
+    /// The member at `coordinate`, which the test's schema declares.
+    fn id(catalog: &Catalog, coordinate: &str) -> MemberId {
+        catalog.get(coordinate).map(|m| m.id).expect(coordinate)
+    }
+
     fn ranked(catalog: &Catalog, scored: &[(&str, f32)]) -> Vec<(MemberId, f32)> {
-        let id = |c: &str| catalog.get(c).map(|m| m.id).expect(c);
-        scored.iter().map(|(c, s)| (id(c), *s)).collect()
+        scored.iter().map(|(c, s)| (id(catalog, c), *s)).collect()
     }
 
     /// The coordinates of the members `query` names ([`named_members`]).
@@ -779,7 +787,7 @@ mod tests {
 
     #[test]
     fn a_bare_name_names_every_member_of_that_name_in_ranked_order() {
-        let catalog = Catalog::from_sdl(
+        let catalog = catalog_of(
             r#"
             type Query { issue(id: ID!): Issue, repository(ownerLogin: String!): Repository }
             type Issue { createdAt: String, state: IssueState }
@@ -788,10 +796,7 @@ mod tests {
             directive @tag(name: String!) repeatable on FIELD_DEFINITION
             enum IssueState { OPEN, NOT_PLANNED, SKU }
             "#,
-            "test.graphql",
-            CatalogOptions::default(),
-        )
-        .unwrap();
+        );
         let all = Visibility::all();
         let list = ranked(
             &catalog,
@@ -835,7 +840,7 @@ mod tests {
 
     #[test]
     fn a_coordinate_in_another_case_names_its_member() {
-        let catalog = Catalog::from_sdl(
+        let catalog = catalog_of(
             r#"
             type Query { viewer: User, pageInfo: PageInfo, note: InternalNote }
             type User { login: String, state: IssueState }
@@ -844,10 +849,7 @@ mod tests {
             directive @tag(name: String!) repeatable on OBJECT | FIELD_DEFINITION
             enum IssueState { OPEN }
             "#,
-            "test.graphql",
-            CatalogOptions::default(),
-        )
-        .unwrap();
+        );
         let all = Visibility::all();
         let none: &[&str] = &[];
         for (query, members) in [
@@ -871,7 +873,7 @@ mod tests {
 
     #[test]
     fn a_field_rises_with_what_is_found_through_it() {
-        let catalog = Catalog::from_sdl(SCHEMA, "test.graphql", CatalogOptions::default()).unwrap();
+        let catalog = catalog_of(SCHEMA);
         let mut list = ranked(
             &catalog,
             &[
@@ -898,7 +900,7 @@ mod tests {
 
     #[test]
     fn what_only_deprecated_members_reach_yields_to_its_replacement() {
-        let catalog = Catalog::from_sdl(
+        let catalog = catalog_of(
             r#"
             type Query {
               variants(
@@ -909,10 +911,7 @@ mod tests {
             input VariantFilter { sku: String }
             input VariantWhere { sku: String }
             "#,
-            "test.graphql",
-            CatalogOptions::default(),
-        )
-        .unwrap();
+        );
         let documents = crate::document::documents(&catalog);
         let mut list = ranked(
             &catalog,
@@ -928,7 +927,7 @@ mod tests {
 
     #[test]
     fn a_field_the_search_missed_comes_in_with_its_gain() {
-        let catalog = Catalog::from_sdl(SCHEMA, "test.graphql", CatalogOptions::default()).unwrap();
+        let catalog = catalog_of(SCHEMA);
         let mut list = ranked(&catalog, &[("Repository.languages(first:)", 0.4)]);
         add_path_evidence(&catalog, &mut list, &Visibility::all());
         assert_eq!(
@@ -940,7 +939,7 @@ mod tests {
 
     #[test]
     fn values_belong_to_the_types_with_their_enum_and_list_arguments_to_what_is_listed() {
-        let catalog = Catalog::from_sdl(
+        let catalog = catalog_of(
             r#"
             type Query { repository: Repository }
             type Repository { pullRequests(state: PullRequestState): PullRequestConnection }
@@ -949,16 +948,13 @@ mod tests {
             type PullRequest { state: PullRequestState title: String }
             enum PullRequestState { OPEN MERGED }
             "#,
-            "test.graphql",
-            CatalogOptions::default(),
-        )
-        .unwrap();
+        );
         let scored = [
             ("Repository.pullRequests(state:)", 0.5),
             ("PullRequestState.MERGED", 0.49),
             ("PullRequest.title", 0.3),
         ];
-        let pull_request = catalog.get("PullRequest").map(|m| m.id).unwrap();
+        let pull_request = id(&catalog, "PullRequest");
         let like = |ty: MemberId| Some(if ty == pull_request { 0.6 } else { 0.2 });
         // "merged pull requests on a repository" names the repository's pull requests.
         let mut owned = ranked(&catalog, &scored);
@@ -984,16 +980,13 @@ mod tests {
 
     #[test]
     fn only_a_type_with_fields_can_own_what_the_question_asks_for() {
-        let catalog = Catalog::from_sdl(
+        let catalog = catalog_of(
             r#"
             type Query { artist(id: ID!): Artist }
             type Artist { topTracks: [String!]! albums(group: AlbumGroup): [String!]! }
             enum AlbumGroup { SINGLE ALBUM }
             "#,
-            "test.graphql",
-            CatalogOptions::default(),
-        )
-        .unwrap();
+        );
         let mut list = ranked(
             &catalog,
             &[
@@ -1025,7 +1018,7 @@ mod tests {
 
     #[test]
     fn what_returns_the_type_a_read_asks_for_rises_with_what_narrows_it() {
-        let catalog = Catalog::from_sdl(
+        let catalog = catalog_of(
             r#"
             type Query { me: User artist(id: ID!): Artist }
             type User {
@@ -1037,10 +1030,7 @@ mod tests {
             input ArtistOrder { field: ArtistOrderField }
             enum ArtistOrderField { POPULARITY NAME }
             "#,
-            "test.graphql",
-            CatalogOptions::default(),
-        )
-        .unwrap();
+        );
         let scored = [
             ("Artist.genres", 0.49),
             ("Artist.popularity", 0.488),
@@ -1049,7 +1039,7 @@ mod tests {
             ("User.topArtists(order:)", 0.479),
             ("Query.me", 0.45),
         ];
-        let artist = catalog.get("Artist").map(|m| m.id).unwrap();
+        let artist = id(&catalog, "Artist");
         // Words no type is much like name a property, not what is returned: nothing moves.
         let mut list = ranked(&catalog, &scored);
         add_answer_evidence(&catalog, &mut list, |ty| {
@@ -1085,22 +1075,19 @@ mod tests {
 
     #[test]
     fn an_actions_verb_moves_only_mutation_fields() {
-        let catalog = Catalog::from_sdl(
+        let catalog = catalog_of(
             r#"
             type Query { voucher(code: String!): Voucher }
             type Mutation { orderDiscountAdd: Voucher voucherCreate: Voucher }
             type Voucher { code: String }
             "#,
-            "test.graphql",
-            CatalogOptions::default(),
-        )
-        .unwrap();
+        );
         let scored = [
             ("Mutation.orderDiscountAdd", 0.5),
             ("Voucher.code", 0.45),
             ("Mutation.voucherCreate", 0.44),
         ];
-        let create = catalog.get("Mutation.voucherCreate").map(|m| m.id).unwrap();
+        let create = id(&catalog, "Mutation.voucherCreate");
         let mut list = ranked(&catalog, &scored);
         // "create a discount code": `create` is like the mutation that creates, not the one
         // that adds; `Voucher.code` is no mutation, however like the verb its words are.
@@ -1127,7 +1114,7 @@ mod tests {
 
     #[test]
     fn a_thin_member_the_question_does_not_name_yields() {
-        let catalog = Catalog::from_sdl(
+        let catalog = catalog_of(
             r#"
             type Query { sale: Sale variant: Variant }
             type Sale { type: SaleType }
@@ -1140,10 +1127,7 @@ mod tests {
             "How precise a date is."
             enum Precision { YEAR DAY }
             "#,
-            "test.graphql",
-            CatalogOptions::default(),
-        )
-        .unwrap();
+        );
         let words = |text: &str| -> Vec<String> {
             crate::document::split_identifier(text)
                 .split_whitespace()
@@ -1209,32 +1193,19 @@ mod tests {
                 )
             })
             .collect();
-        let catalog = Catalog::from_sdl(
-            &format!("\"The root.\" type Query {{ {lists} }}"),
-            "test.graphql",
-            CatalogOptions::default(),
-        )
-        .unwrap();
+        let root = |fields: &str| catalog_of(&format!("\"The root.\" type Query {{ {fields} }}"));
         let words = |text: &str| vec![text.to_lowercase()];
+        let catalog = root(&lists);
         let thin_names = thin_names(&catalog, words);
-        let thin = |coordinate: &str| {
-            let id = catalog.get(coordinate).unwrap().id;
-            thin_names.contains_key(&id)
-        };
+        let thin = |coordinate: &str| thin_names.contains_key(&id(&catalog, coordinate));
         assert!(thin("Query.things0(first:)"));
         assert!(thin("Query.things19(first:)"));
         assert!(!thin("Query.things0(tag0:)"));
         assert!(!thin("Query.things0"));
 
         // One field fewer and the argument says as much as any other.
-        let fewer: String = lists.lines().skip(1).collect::<Vec<_>>().join("\n");
-        let catalog = Catalog::from_sdl(
-            &format!("\"The root.\" type Query {{ {fewer} }}"),
-            "test.graphql",
-            CatalogOptions::default(),
-        )
-        .unwrap();
-        let id = catalog.get("Query.things1(first:)").unwrap().id;
-        assert!(!super::thin_names(&catalog, words).contains_key(&id));
+        let catalog = root(&lists.lines().skip(1).collect::<Vec<_>>().join("\n"));
+        let first = id(&catalog, "Query.things1(first:)");
+        assert!(!super::thin_names(&catalog, words).contains_key(&first));
     }
 }
