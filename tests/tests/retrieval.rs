@@ -256,6 +256,16 @@ fn a_thin_member_yields_unless_the_question_names_it() {
 }
 
 #[test]
+fn how_and_an_adjective_ask_for_the_attribute_it_measures() {
+    // "how loud" asks for a volume: read as `how volume`, WordNet's attribute of `loud` that
+    // the schema's names use (`volumePercent`), the device's volume comes first; read as
+    // written it came third, after `Device.name` and the loudness of a track's audio. Not a
+    // dev question.
+    let hits = top_coordinates(spotify(), "how loud is my device", 1);
+    assert_eq!(hits, ["Device.volumePercent"]);
+}
+
+#[test]
 fn a_narrowed_list_owns_the_values_of_its_items() {
     // "albums" is what the list holds: `AlbumType` is an album's (`Album.albumType`), while
     // `AlbumGroup` only narrows an artist's albums. `AlbumGroup.COMPILATION` was first without

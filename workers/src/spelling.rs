@@ -2,8 +2,9 @@
 //! schema's own names.
 //!
 //! A small embedding model reads "pull request" far better than "PR", and "repository" better
-//! than "repo", a word its vocabulary lacks and so reads as pieces (`rep`, `##o`). The
-//! spellings come from the catalog, never from a list:
+//! than "repo", a word its vocabulary lacks and so reads as pieces (`rep`, `##o`); and "how
+//! loud" best as the volume it asks for. The spellings come from the catalog and a general
+//! English lexicon, never from a list written for a schema:
 //!
 //! - An acronym, a word of two to five capitals with an optional plural `s`, is replaced when
 //!   it is not itself the name of a type, field, argument or directive (an enum value may be
@@ -14,6 +15,11 @@
 //!   model's vocabulary lacks as a whole word, is replaced by the name word of the catalog that
 //!   it begins, at least three letters longer (so not an inflection of it), that the most
 //!   members' names use, provided the names use it more often than the clipped word itself.
+//! - An adjective after `how` asks for a degree (`how loud`): it is replaced by the noun
+//!   naming what it measures, the first of its attributes in WordNet 3.1 (`volume`,
+//!   `loudness`, `intensity`) that a member's name uses (`volumePercent`). A general English
+//!   table, the same for every schema, written by `scripts/wordnet_attributes.py`; the
+//!   catalog only decides which of its nouns applies.
 //!
 //! The tables are built from the whole catalog, so every tenant's query is spelled out alike;
 //! spelling changes the words embedded, never what a tenant may see.
@@ -21,7 +27,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use wayfinder_supergraph::{Catalog, MemberKind};
 
@@ -72,12 +78,19 @@ impl Spellings {
         }
     }
 
-    /// `query` with each acronym and clipped word spelled out, borrowed when it has none.
+    /// `query` with each acronym, clipped word and degree spelled out, borrowed when it has
+    /// none.
     pub(crate) fn expand<'q>(&self, query: &'q str) -> Cow<'q, str> {
         let mut out = String::new();
         let mut copied = 0;
+        let mut previous = "";
         for (start, word) in words(query) {
-            let Some(words) = self.acronym(word).or_else(|| self.clipped(word)) else {
+            let after = std::mem::replace(&mut previous, word);
+            let Some(words) = self
+                .acronym(word)
+                .or_else(|| self.clipped(word))
+                .or_else(|| self.degree(after, word))
+            else {
                 continue;
             };
             out.push_str(&query[copied..start]);
@@ -153,7 +166,32 @@ impl Spellings {
             name.clone()
         })
     }
+
+    /// The attribute an adjective after `how` asks the degree of (`how loud` -> `how volume`,
+    /// where names say `volumePercent`): of the nouns WordNet names as its attribute, the first
+    /// that a member's name uses; none when no name uses any (`how many`: `numerousness`).
+    fn degree(&self, before: &str, word: &str) -> Option<String> {
+        if !before.eq_ignore_ascii_case("how") {
+            return None;
+        }
+        let noun = ATTRIBUTES
+            .get(word.to_ascii_lowercase().as_str())?
+            .iter()
+            .find(|noun| self.name_words.contains_key(**noun))?;
+        Some(noun.to_string())
+    }
 }
+
+/// Adjective -> the nouns WordNet names as its attribute, most frequent sense first (`loud` ->
+/// `volume`, `loudness`, `intensity`), from the table `scripts/wordnet_attributes.py` writes.
+static ATTRIBUTES: LazyLock<HashMap<&str, Vec<&str>>> = LazyLock::new(|| {
+    include_str!("../data/attributes.tsv")
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| line.split_once('\t'))
+        .map(|(adjective, nouns)| (adjective, nouns.split(' ').collect()))
+        .collect()
+});
 
 /// The catalog's acronyms: for each, the words of the most used type whose initials it is.
 fn acronyms(catalog: &Catalog) -> HashMap<String, String> {
@@ -338,6 +376,35 @@ mod tests {
         assert_unchanged(&spellings, &unchanged);
         // Without a model nothing is embedded, and no word is taken for clipped.
         assert_eq!(without_model(REPOSITORIES).expand("my repo"), "my repo");
+    }
+
+    #[test]
+    fn an_adjective_after_how_is_read_as_the_attribute_names_use() {
+        let sdl = r#"
+            type Query { device: Device, track: Track }
+            type Device { volumePercent: Int, weight: Float }
+            type Track { durationMs: Int, length: Int }
+        "#;
+        let spellings = without_model(sdl);
+        // `loud`: volume, loudness, intensity; the names use only `volume`.
+        assert_eq!(
+            spellings.expand("How loud is the speaker?"),
+            "How volume is the speaker?"
+        );
+        // `long`: duration, then length; both named, WordNet's order decides.
+        assert_eq!(
+            spellings.expand("how long is the song"),
+            "how duration is the song"
+        );
+        let unchanged = [
+            // Not after `how`: an adjective describes, it does not ask for a degree.
+            "a loud song",
+            // `many`: numerousness, which no name uses; `big`: size, likewise.
+            "how many songs, how big a device",
+            // Not an adjective WordNet gives an attribute.
+            "how often",
+        ];
+        assert_unchanged(&spellings, &unchanged);
     }
 
     #[test]
