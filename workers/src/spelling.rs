@@ -17,9 +17,9 @@
 //!   members' names use, provided the names use it more often than the clipped word itself.
 //! - An adjective after `how` asks for a degree (`how loud`): it is replaced by the noun
 //!   naming what it measures, the first of its attributes in WordNet 3.1 (those of its most
-//!   frequent sense that has any: `volume`, `loudness`, `intensity`) that a member's name uses (`volumePercent`). A general English
-//!   table, the same for every schema, written by `scripts/wordnet_attributes.py`; the
-//!   catalog only decides which of its nouns applies.
+//!   frequent sense that has any: `volume`, `loudness`, `intensity`) that a member's name
+//!   uses (`volumePercent`). A general English table, the same for every schema, written by
+//!   `scripts/wordnet_attributes.py`; the catalog only decides which of its nouns applies.
 //!
 //! The tables are built from the whole catalog, so every tenant's query is spelled out alike;
 //! spelling changes the words embedded, never what a tenant may see.
