@@ -266,6 +266,15 @@ fn how_and_an_adjective_ask_for_the_attribute_it_measures() {
 }
 
 #[test]
+fn who_and_a_verb_ask_for_its_agent() {
+    // "who published" asks for a publisher: read as `who published publisher`, the agent noun
+    // the schema's names spell (`Show.publisher`), the show's publisher comes first; read as
+    // written, the episode's show came first. Not a dev question.
+    let hits = top_coordinates(spotify(), "who published this episode", 1);
+    assert_eq!(hits, ["Show.publisher"]);
+}
+
+#[test]
 fn a_narrowed_list_owns_the_values_of_its_items() {
     // "albums" is what the list holds: `AlbumType` is an album's (`Album.albumType`), while
     // `AlbumGroup` only narrows an artist's albums. `AlbumGroup.COMPILATION` was first without

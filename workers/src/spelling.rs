@@ -2,8 +2,8 @@
 //! schema's own names.
 //!
 //! A small embedding model reads "pull request" far better than "PR", and "repository" better
-//! than "repo", a word its vocabulary lacks and so reads as pieces (`rep`, `##o`); and "how
-//! loud" best as the volume it asks for. The spellings come from the catalog and a general
+//! than "repo", a word its vocabulary lacks and so reads as pieces (`rep`, `##o`); "how loud"
+//! best as the volume it asks for, and "who reacted" as the reactors it asks for. The spellings come from the catalog and a general
 //! English lexicon, never from a list written for a schema:
 //!
 //! - An acronym, a word of two to five capitals with an optional plural `s`, is replaced when
@@ -20,6 +20,10 @@
 //!   frequent sense that has any: `volume`, `loudness`, `intensity`) that a member's name
 //!   uses (`volumePercent`). A general English table, the same for every schema, written by
 //!   `scripts/wordnet_attributes.py`; the catalog only decides which of its nouns applies.
+//! - The verb of a `who` question (`who reacted`, `who is following`) asks for whoever does
+//!   it: it is followed by its agent noun as the names spell it (`reactors`, `followers`), the
+//!   verb's stem with an English agent ending (`-er`, `-or`, `-r`) that the most members'
+//!   names use; none when no name uses one.
 //!
 //! The tables are built from the whole catalog, so every tenant's query is spelled out alike;
 //! spelling changes the words embedded, never what a tenant may see.
@@ -78,18 +82,23 @@ impl Spellings {
         }
     }
 
-    /// `query` with each acronym, clipped word and degree spelled out, borrowed when it has
-    /// none.
+    /// `query` with each acronym, clipped word, degree and agent spelled out, borrowed when it
+    /// has none.
     pub(crate) fn expand<'q>(&self, query: &'q str) -> Cow<'q, str> {
         let mut out = String::new();
         let mut copied = 0;
         let mut previous = "";
+        // After `who` and any auxiliaries (`who is following`), until its verb.
+        let mut asks_who = false;
         for (start, word) in words(query) {
             let after = std::mem::replace(&mut previous, word);
+            let verb_of_who = asks_who && !AUXILIARIES.iter().any(|a| a.eq_ignore_ascii_case(word));
+            asks_who = word.eq_ignore_ascii_case("who") || (asks_who && !verb_of_who);
             let Some(words) = self
                 .acronym(word)
                 .or_else(|| self.clipped(word))
                 .or_else(|| self.degree(after, word))
+                .or_else(|| verb_of_who.then(|| self.agent(word)).flatten())
             else {
                 continue;
             };
@@ -167,6 +176,31 @@ impl Spellings {
         })
     }
 
+    /// `who reacted` asks for those who react: the verb of a `who` question is followed by its
+    /// agent noun as the names spell it (`reacted reactors`, `is following followers`,
+    /// `committed committer`), the verb's stem (less `-ing`, `-ed`, `-d`, `-es` or `-s`) with
+    /// an English agent ending (`-er`, `-or`, `-r`, and their plurals) that the most members'
+    /// names use; none when no name uses one (`made`, `wrote`).
+    fn agent(&self, verb: &str) -> Option<String> {
+        let lower = verb.to_ascii_lowercase();
+        let stems = ["", "ing", "ed", "d", "es", "s"]
+            .iter()
+            .filter_map(|ending| lower.strip_suffix(ending))
+            .filter(|stem| stem.len() >= MIN_CLIPPED);
+        let uses = |name: &str| self.name_words.get(name).copied().unwrap_or(0);
+        let (used, noun) = stems
+            .flat_map(|stem| {
+                AGENT_ENDINGS
+                    .iter()
+                    .map(move |ending| format!("{stem}{ending}"))
+            })
+            .filter(|noun| *noun != lower)
+            .map(|noun| (uses(&noun), noun))
+            // The most used; of equals, the first in alphabetical order.
+            .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)))?;
+        (used > 0).then(|| format!("{verb} {noun}"))
+    }
+
     /// The attribute an adjective after `how` asks the degree of (`how loud` -> `how volume`,
     /// where names say `volumePercent`): of the nouns WordNet names as its attribute, the first
     /// that a member's name uses; none when no name uses any (`how many`: `numerousness`).
@@ -193,6 +227,16 @@ static ATTRIBUTES: LazyLock<HashMap<&str, Vec<&str>>> = LazyLock::new(|| {
         .map(|(adjective, nouns)| (adjective, nouns.split(' ').collect()))
         .collect()
 });
+
+/// Words between `who` and its verb: `who is following`, `who has starred`, `who's made`.
+const AUXILIARIES: &[&str] = &[
+    "is", "are", "was", "were", "has", "have", "had", "does", "did", "do", "can", "could", "will",
+    "would", "should", "may", "might", "must", "s",
+];
+
+/// English endings that make a verb's agent noun (`react` -> `reactor`, `follow` ->
+/// `followers`, `use` -> `user`).
+const AGENT_ENDINGS: &[&str] = &["er", "or", "r", "ers", "ors", "rs"];
 
 /// The catalog's acronyms: for each, the words of the most used type whose initials it is.
 fn acronyms(catalog: &Catalog) -> HashMap<String, String> {
@@ -405,6 +449,42 @@ mod tests {
             "how many songs",
             // Not an adjective WordNet gives an attribute.
             "how often",
+        ];
+        assert_unchanged(&spellings, &unchanged);
+    }
+
+    #[test]
+    fn the_verb_of_a_who_question_is_followed_by_its_agent_as_names_spell_it() {
+        let sdl = r#"
+            type Query { group: ReactionGroup, user: User, commit: Commit }
+            type ReactionGroup { reactors: [User], content: String }
+            type User { followers: [User], name: String }
+            type Commit { committer: User, committedDate: String }
+        "#;
+        let spellings = without_model(sdl);
+        for (question, read) in [
+            (
+                "who reacted with an emoji",
+                "who reacted reactors with an emoji",
+            ),
+            // After auxiliaries; the verb's `-ing` or `-s` goes before the agent ending.
+            ("Who is following me?", "Who is following followers me?"),
+            ("who's following me", "who's following followers me"),
+            (
+                "people who follow the user",
+                "people who follow followers the user",
+            ),
+            // `committed` less `-ed` is `committ`: `committer`.
+            ("who committed it", "who committed committer it"),
+        ] {
+            assert_eq!(spellings.expand(question), read);
+        }
+        let unchanged = [
+            // No name spells an agent of `made` or `wrote`.
+            "who made it, who wrote it",
+            // Not the verb of a `who`.
+            "the users it followed",
+            "when was it committed",
         ];
         assert_unchanged(&spellings, &unchanged);
     }
