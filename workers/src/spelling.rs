@@ -75,6 +75,8 @@ impl Spellings {
                 }
             }
         }
+        // Read the lexicon now, not on the first `how` a query holds (about 1.4 ms).
+        LazyLock::force(&ATTRIBUTES);
         Spellings {
             acronyms: acronyms(catalog),
             name_words,
