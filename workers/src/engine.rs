@@ -491,8 +491,8 @@ impl Engine {
             span.record("candidates", lexical.len());
             lexical
         };
-        // The model reads acronyms, clipped words, degrees and agents spelled out, in the
-        // question and in the phrases read from it; the lexical index and the named-member rule keep the
+        // The model reads acronyms, clipped words, degrees, agents and unknown words spelled
+        // out, in the question and in the phrases read from it; the lexical index and the named-member rule keep the
         // words as written.
         let read = generation.spellings.expand(query);
         let owner = Owner::of(&read);

@@ -3,8 +3,10 @@
 //!
 //! A small embedding model reads "pull request" far better than "PR", and "repository" better
 //! than "repo", a word its vocabulary lacks and so reads as pieces (`rep`, `##o`); "how loud"
-//! best as the volume it asks for, and "who reacted" as the reactors it asks for. The spellings come from the catalog and a general
-//! English lexicon, never from a list written for a schema:
+//! best as the volume it asks for, "who reacted" as the reactors it asks for, and "shopper",
+//! a word it lacks and the schema never writes, as the dictionary's `customer`. The spellings
+//! come from the catalog and a general English lexicon, never from a list written for a
+//! schema:
 //!
 //! - An acronym, a word of two to five capitals with an optional plural `s`, is replaced when
 //!   it is not itself the name of a type, field, argument or directive (an enum value may be
@@ -19,11 +21,16 @@
 //!   naming what it measures, the first of its attributes in WordNet 3.1 (those of its most
 //!   frequent sense that has any: `volume`, `loudness`, `intensity`) that a member's name
 //!   uses (`volumePercent`). A general English table, the same for every schema, written by
-//!   `scripts/wordnet_attributes.py`; the catalog only decides which of its nouns applies.
+//!   `scripts/wordnet.py`; the catalog only decides which of its nouns applies.
 //! - The verb of a `who` question (`who reacted`, `who is following`) asks for whoever does
 //!   it: it is followed by its agent noun as the names spell it (`reactors`, `followers`), the
 //!   verb's stem with an English agent ending (`-er`, `-or`, `-r`) that the most members'
 //!   names use; none when no name uses one.
+//! - A word that neither the model reads whole nor the schema writes (`shopper`, read by the
+//!   model as `shop` and `##per`) is replaced by the first word of its most frequent WordNet
+//!   sense, the sense's own or else those of the sense it is a kind of, that the model reads
+//!   whole and the schema writes (`customer`): the schema cannot match it as written, and the
+//!   model reads its pieces.
 //!
 //! The tables are built from the whole catalog, so every tenant's query is spelled out alike;
 //! spelling changes the words embedded, never what a tenant may see.
@@ -42,6 +49,9 @@ const MAX_LETTERS: usize = 5;
 /// The fewest letters a clipped word has, and the fewest its spelling adds: `repo` ->
 /// `repository`, but not `playlist` -> `playlists` or `sku` -> `skus`.
 const MIN_CLIPPED: usize = 3;
+/// The fewest letters of a word read through the dictionary: shorter ones are mostly function
+/// words and abbreviations.
+const MIN_DICTIONARY: usize = 4;
 
 /// The words the embedding model reads whole, each as one token of its vocabulary.
 pub type Vocabulary = HashSet<String>;
@@ -55,6 +65,9 @@ pub(crate) struct Spellings {
     name_words: BTreeMap<String, usize>,
     /// The model's whole words; without a model nothing is embedded, so no word is clipped.
     vocabulary: Option<Arc<Vocabulary>>,
+    /// Every word the schema writes, in its members' names and descriptions (lower case);
+    /// empty without a model, which reads no word through the dictionary either.
+    written: HashSet<String>,
 }
 
 impl Spellings {
@@ -75,17 +88,25 @@ impl Spellings {
                 }
             }
         }
-        // Read the lexicon now, not on the first `how` a query holds (about 1.4 ms).
+        // Read the lexicon now, not on the first question that needs it.
         LazyLock::force(&ATTRIBUTES);
+        let written = match vocabulary {
+            Some(_) => {
+                LazyLock::force(&SENSES);
+                written_words(catalog, &name_words)
+            }
+            None => HashSet::new(),
+        };
         Spellings {
             acronyms: acronyms(catalog),
             name_words,
             vocabulary,
+            written,
         }
     }
 
-    /// `query` with each acronym, clipped word, degree and agent spelled out, borrowed when it
-    /// has none.
+    /// `query` with each acronym, clipped word, degree, agent and unknown word spelled out,
+    /// borrowed when it has none.
     pub(crate) fn expand<'q>(&self, query: &'q str) -> Cow<'q, str> {
         let mut out = String::new();
         let mut copied = 0;
@@ -101,6 +122,7 @@ impl Spellings {
                 .or_else(|| self.clipped(word))
                 .or_else(|| self.degree(after, word))
                 .or_else(|| verb_of_who.then(|| self.agent(word)).flatten())
+                .or_else(|| self.dictionary(word))
             else {
                 continue;
             };
@@ -203,6 +225,41 @@ impl Spellings {
         (used > 0).then(|| format!("{verb} {noun}"))
     }
 
+    /// How the dictionary reads a word that neither the model nor the schema knows (`shopper`,
+    /// which the model reads as `shop` and `##per`, and no name or description writes): the
+    /// first word of its most frequent sense in WordNet, the sense's own or else the words of
+    /// the sense it is a kind of, that the model reads whole and the schema writes (`customer`;
+    /// `customers` for `shoppers`). Only a word in lower case, or capitalised as a sentence
+    /// opens, of four letters or more, is read: capitals are acronyms, identifiers are names.
+    fn dictionary(&self, word: &str) -> Option<String> {
+        let vocabulary = self.vocabulary.as_ref()?;
+        let mut rest = word.chars();
+        let first = rest.next()?;
+        if word.len() < MIN_DICTIONARY
+            || !first.is_ascii_alphabetic()
+            || !rest.all(|c| c.is_ascii_lowercase())
+        {
+            return None;
+        }
+        let word = word.to_ascii_lowercase();
+        let forms = lemmas(&word);
+        let known = |form: &String| vocabulary.contains(form) || self.written.contains(form);
+        if known(&word) || forms.iter().any(|(form, _)| known(form)) {
+            return None;
+        }
+        let (senses, plural) = forms
+            .iter()
+            .find_map(|(form, plural)| Some((SENSES.get(form.as_str())?, *plural)))?;
+        let reading = senses
+            .iter()
+            .find(|w| vocabulary.contains(**w) && self.written.contains(**w))?;
+        Some(if plural {
+            plural_of(reading)
+        } else {
+            reading.to_string()
+        })
+    }
+
     /// The attribute an adjective after `how` asks the degree of (`how loud` -> `how volume`,
     /// where names say `volumePercent`): of the nouns WordNet names as its attribute, the first
     /// that a member's name uses; none when no name uses any (`how many`: `numerousness`).
@@ -220,15 +277,60 @@ impl Spellings {
 
 /// Adjective -> the nouns WordNet names as the attribute of its most frequent sense that has
 /// one (`loud` -> `volume`, `loudness`, `intensity`; `huge`, a satellite of `large`, -> `size`),
-/// from the table `scripts/wordnet_attributes.py` writes.
-static ATTRIBUTES: LazyLock<HashMap<&str, Vec<&str>>> = LazyLock::new(|| {
-    include_str!("../data/attributes.tsv")
-        .lines()
+/// from the table `scripts/wordnet.py` writes.
+static ATTRIBUTES: LazyLock<HashMap<&str, Vec<&str>>> =
+    LazyLock::new(|| table(include_str!("../data/attributes.tsv")));
+
+/// A table `scripts/wordnet.py` writes: a word, a tab and its words, a line each, after a
+/// header of `#` lines.
+fn table(text: &'static str) -> HashMap<&'static str, Vec<&'static str>> {
+    text.lines()
         .filter(|line| !line.starts_with('#'))
         .filter_map(|line| line.split_once('\t'))
-        .map(|(adjective, nouns)| (adjective, nouns.split(' ').collect()))
+        .map(|(word, words)| (word, words.split(' ').collect()))
         .collect()
-});
+}
+
+/// Word -> the words of its most frequent sense in WordNet 3.1 that the default model reads
+/// whole (`shopper` -> `customer`, `client`), for the words the default model lacks, from the
+/// table `scripts/wordnet.py` writes.
+static SENSES: LazyLock<HashMap<&str, Vec<&str>>> =
+    LazyLock::new(|| table(include_str!("../data/senses.tsv")));
+
+/// A word's possible dictionary forms, the word itself first, each with whether the word is
+/// its plural: `shoppers` -> `shopper` (plural), `restocked` -> `restock`, `restocke`.
+fn lemmas(word: &str) -> Vec<(String, bool)> {
+    let mut forms = vec![(word.to_string(), false)];
+    for (ending, base, plural) in [
+        ("ies", "y", true),
+        ("es", "", true),
+        ("s", "", true),
+        ("ed", "", false),
+        ("ed", "e", false),
+        ("ing", "", false),
+        ("ing", "e", false),
+    ] {
+        if let Some(stem) = word.strip_suffix(ending).filter(|s| s.len() >= MIN_CLIPPED) {
+            forms.push((format!("{stem}{base}"), plural));
+        }
+    }
+    forms
+}
+
+/// Every word of the members' names and descriptions, lower case.
+fn written_words(catalog: &Catalog, name_words: &BTreeMap<String, usize>) -> HashSet<String> {
+    let mut written: HashSet<String> = name_words.keys().cloned().collect();
+    let descriptions = catalog.members().iter().filter(|m| !m.builtin);
+    for text in descriptions.filter_map(|m| m.description.as_deref()) {
+        for word in text.split(|c: char| !c.is_ascii_alphabetic()) {
+            // Most words are already in: allocate only for a new one.
+            if !word.is_empty() && !written.contains(word) {
+                written.insert(word.to_ascii_lowercase());
+            }
+        }
+    }
+    written
+}
 
 /// Words between `who` and its verb: `who is following`, `who has starred`, `who's made`.
 const AUXILIARIES: &[&str] = &[
@@ -489,6 +591,46 @@ mod tests {
             "when was it committed",
         ];
         assert_unchanged(&spellings, &unchanged);
+    }
+
+    #[test]
+    fn a_word_neither_the_model_nor_the_schema_knows_is_read_as_the_dictionary_reads_it() {
+        let sdl = r#"
+            type Query { customer: Customer }
+            "A customer of the shop."
+            type Customer { "Addresses the customer saved." addresses: [String], coupon: String }
+        "#;
+        // The model reads every word of these questions whole but `shopper` and `coupons`.
+        let vocabulary = [
+            "a",
+            "the",
+            "saved",
+            "addresses",
+            "customer",
+            "client",
+            "of",
+            "my",
+        ];
+        let spellings = spellings(sdl, &vocabulary);
+        for (question, read) in [
+            // WordNet's first sense of `shopper` is a kind of {customer, client}.
+            (
+                "a shopper's saved addresses",
+                "a customer's saved addresses",
+            ),
+            ("Shoppers of the shop", "customers of the shop"),
+        ] {
+            assert_eq!(spellings.expand(question), read);
+        }
+        let unchanged = [
+            // The schema writes `coupon`: it is matched as written.
+            "my coupons",
+            // The model reads `customer` whole; an identifier or capitals are names.
+            "the customer, shopperName, SHOPPER",
+        ];
+        assert_unchanged(&spellings, &unchanged);
+        // Without a model nothing is embedded, and nothing is read through the dictionary.
+        assert_unchanged(&without_model(sdl), &["a shopper's saved addresses"]);
     }
 
     #[test]
