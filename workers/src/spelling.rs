@@ -242,9 +242,13 @@ impl Spellings {
             return None;
         }
         let word = word.to_ascii_lowercase();
-        let forms = lemmas(&word);
         let known = |form: &String| vocabulary.contains(form) || self.written.contains(form);
-        if known(&word) || forms.iter().any(|(form, _)| known(form)) {
+        // Most words are known as written: only the others have their forms made.
+        if known(&word) {
+            return None;
+        }
+        let forms = lemmas(&word);
+        if forms.iter().any(|(form, _)| known(form)) {
             return None;
         }
         let (senses, plural) = forms
