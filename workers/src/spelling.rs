@@ -160,20 +160,7 @@ impl Spellings {
     /// capitals are acronyms, and an identifier (`nameWithOwner`) is a name as written.
     fn clipped(&self, word: &str) -> Option<String> {
         let vocabulary = self.vocabulary.as_ref()?;
-        let mut rest = word.chars();
-        let first = rest.next()?;
-        if word.len() < MIN_CLIPPED
-            || !first.is_ascii_alphabetic()
-            || !rest.all(|c| c.is_ascii_lowercase())
-        {
-            return None;
-        }
-        // Every word of every question comes here: copy only one that opens a sentence.
-        let word: Cow<str> = if first.is_ascii_uppercase() {
-            Cow::Owned(word.to_ascii_lowercase())
-        } else {
-            Cow::Borrowed(word)
-        };
+        let word = plain_word(word, MIN_CLIPPED)?;
         let (stem, plural) = match word.strip_suffix('s') {
             Some(stem) if stem.len() >= MIN_CLIPPED => (stem, true),
             _ => (word.as_ref(), false),
@@ -233,16 +220,8 @@ impl Spellings {
     /// opens, of four letters or more, is read: capitals are acronyms, identifiers are names.
     fn dictionary(&self, word: &str) -> Option<String> {
         let vocabulary = self.vocabulary.as_ref()?;
-        let mut rest = word.chars();
-        let first = rest.next()?;
-        if word.len() < MIN_DICTIONARY
-            || !first.is_ascii_alphabetic()
-            || !rest.all(|c| c.is_ascii_lowercase())
-        {
-            return None;
-        }
-        let word = word.to_ascii_lowercase();
-        let known = |form: &String| vocabulary.contains(form) || self.written.contains(form);
+        let word = plain_word(word, MIN_DICTIONARY)?;
+        let known = |form: &str| vocabulary.contains(form) || self.written.contains(form);
         // Most words are known as written: only the others have their forms made.
         if known(&word) {
             return None;
@@ -300,6 +279,24 @@ fn table(text: &'static str) -> HashMap<&'static str, Vec<&'static str>> {
 /// table `scripts/wordnet.py` writes.
 static SENSES: LazyLock<HashMap<&str, Vec<&str>>> =
     LazyLock::new(|| table(include_str!("../data/senses.tsv")));
+
+/// `word` in lower case if it is a plain word of at least `letters` letters: in lower case, or
+/// capitalised as a sentence opens (capitals are acronyms, and an identifier, `nameWithOwner`,
+/// is a name as written). Every word of every question comes here: only one that opens a
+/// sentence is copied.
+fn plain_word(word: &str, letters: usize) -> Option<Cow<'_, str>> {
+    let mut rest = word.chars();
+    let first = rest.next()?;
+    if word.len() < letters || !first.is_ascii_alphabetic() || !rest.all(|c| c.is_ascii_lowercase())
+    {
+        return None;
+    }
+    Some(if first.is_ascii_uppercase() {
+        Cow::Owned(word.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(word)
+    })
+}
 
 /// A word's possible dictionary forms, the word itself first, each with whether the word is
 /// its plural: `shoppers` -> `shopper` (plural), `restocked` -> `restock`, `restocke`.
