@@ -492,8 +492,8 @@ impl Engine {
             lexical
         };
         // The model reads acronyms, clipped words, degrees, agents and unknown words spelled
-        // out, in the question and in the phrases read from it; the lexical index and the named-member rule keep the
-        // words as written.
+        // out, in the question and in the phrases read from it; the lexical index and the
+        // named-member rule keep the words as written.
         let read = generation.spellings.expand(query);
         let owner = Owner::of(&read);
         // An action asks for a change, whatever its object's words name.

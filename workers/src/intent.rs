@@ -66,7 +66,7 @@ const OWNER_PREPOSITIONS: &[&str] = &["for", "in", "of", "on"];
 
 /// Words that say what is the case rather than what is wanted when they follow a noun phrase
 /// (`music is being played`): auxiliaries and copulas.
-const AUXILIARIES: &[&str] = &[
+pub(crate) const AUXILIARIES: &[&str] = &[
     "am", "are", "be", "been", "can", "could", "did", "do", "does", "had", "has", "have", "is",
     "may", "might", "must", "shall", "should", "was", "were", "will", "would",
 ];

@@ -43,6 +43,7 @@ use std::sync::{Arc, LazyLock};
 use wayfinder_supergraph::{Catalog, MemberKind};
 
 use crate::document::split_identifier;
+use crate::intent::AUXILIARIES;
 
 const MIN_LETTERS: usize = 2;
 const MAX_LETTERS: usize = 5;
@@ -115,7 +116,7 @@ impl Spellings {
         let mut asks_who = false;
         for (start, word) in words(query) {
             let after = std::mem::replace(&mut previous, word);
-            let verb_of_who = asks_who && !AUXILIARIES.iter().any(|a| a.eq_ignore_ascii_case(word));
+            let verb_of_who = asks_who && !auxiliary(word);
             asks_who = word.eq_ignore_ascii_case("who") || (asks_who && !verb_of_who);
             let Some(words) = self
                 .acronym(word)
@@ -194,13 +195,11 @@ impl Spellings {
     /// names use; none when no name uses one (`made`, `wrote`).
     fn agent(&self, verb: &str) -> Option<String> {
         let lower = verb.to_ascii_lowercase();
-        let stems = ["", "ing", "ed", "d", "es", "s"]
-            .iter()
-            .filter_map(|ending| lower.strip_suffix(ending))
-            .filter(|stem| stem.len() >= MIN_CLIPPED);
+        let stems = uninflected(&lower, VERB_ENDINGS);
         let uses = |name: &str| self.name_words.get(name).copied().unwrap_or(0);
         let (used, noun) = stems
-            .flat_map(|stem| {
+            .iter()
+            .flat_map(|(stem, _)| {
                 AGENT_ENDINGS
                     .iter()
                     .map(move |ending| format!("{stem}{ending}"))
@@ -226,7 +225,7 @@ impl Spellings {
         if known(&word) {
             return None;
         }
-        let forms = lemmas(&word);
+        let forms = uninflected(&word, DICTIONARY_ENDINGS);
         if forms.iter().any(|(form, _)| known(form)) {
             return None;
         }
@@ -298,24 +297,49 @@ fn plain_word(word: &str, letters: usize) -> Option<Cow<'_, str>> {
     })
 }
 
-/// A word's possible dictionary forms, the word itself first, each with whether the word is
-/// its plural: `shoppers` -> `shopper` (plural), `restocked` -> `restock`, `restocke`.
-fn lemmas(word: &str) -> Vec<(String, bool)> {
-    let mut forms = vec![(word.to_string(), false)];
-    for (ending, base, plural) in [
-        ("ies", "y", true),
-        ("es", "", true),
-        ("s", "", true),
-        ("ed", "", false),
-        ("ed", "e", false),
-        ("ing", "", false),
-        ("ing", "e", false),
-    ] {
-        if let Some(stem) = word.strip_suffix(ending).filter(|s| s.len() >= MIN_CLIPPED) {
-            forms.push((format!("{stem}{base}"), plural));
-        }
-    }
-    forms
+/// Whether `word` stands between `who` and its verb (`who is following`, `who's following`): an
+/// auxiliary, or the `s` of a contraction.
+fn auxiliary(word: &str) -> bool {
+    word.eq_ignore_ascii_case("s") || AUXILIARIES.iter().any(|a| a.eq_ignore_ascii_case(word))
+}
+
+/// An ending a word may be inflected with, what its stem takes back (`-ies` -> `-y`), and
+/// whether it makes a plural; the empty ending is the word as written.
+type Ending = (&'static str, &'static str, bool);
+
+/// A verb's endings, less which its stem takes an agent ending (`reacted` -> `react`).
+const VERB_ENDINGS: &[Ending] = &[
+    ("", "", false),
+    ("ing", "", false),
+    ("ed", "", false),
+    ("d", "", false),
+    ("es", "", false),
+    ("s", "", false),
+];
+
+/// The endings less which a word may be in the dictionary, the word itself first:
+/// `shoppers` -> `shopper` (plural), `restocked` -> `restock`, `restocke`.
+const DICTIONARY_ENDINGS: &[Ending] = &[
+    ("", "", false),
+    ("ies", "y", true),
+    ("es", "", true),
+    ("s", "", true),
+    ("ed", "", false),
+    ("ed", "e", false),
+    ("ing", "", false),
+    ("ing", "e", false),
+];
+
+/// `word` less each of `endings` it ends in, in their order, each with whether the ending made
+/// a plural; only stems of [`MIN_CLIPPED`] letters or more.
+fn uninflected(word: &str, endings: &[Ending]) -> Vec<(String, bool)> {
+    endings
+        .iter()
+        .filter_map(|(ending, base, plural)| {
+            let stem = word.strip_suffix(ending)?;
+            (stem.len() >= MIN_CLIPPED).then(|| (format!("{stem}{base}"), *plural))
+        })
+        .collect()
 }
 
 /// Every word of the members' names and descriptions, lower case.
@@ -332,12 +356,6 @@ fn written_words(catalog: &Catalog, name_words: &BTreeMap<String, usize>) -> Has
     }
     written
 }
-
-/// Words between `who` and its verb: `who is following`, `who has starred`, `who's made`.
-const AUXILIARIES: &[&str] = &[
-    "is", "are", "was", "were", "has", "have", "had", "does", "did", "do", "can", "could", "will",
-    "would", "should", "may", "might", "must", "s",
-];
 
 /// English endings that make a verb's agent noun (`react` -> `reactor`, `follow` ->
 /// `followers`, `use` -> `user`).
@@ -433,6 +451,13 @@ mod tests {
     /// Spellings as an engine without a model makes them.
     fn without_model(sdl: &str) -> Spellings {
         Spellings::of(&catalog(sdl), None)
+    }
+
+    /// Each question is read as its pair says.
+    fn assert_reads(spellings: &Spellings, reads: &[(&str, &str)]) {
+        for (question, read) in reads {
+            assert_eq!(spellings.expand(question), *read, "{question}");
+        }
     }
 
     fn assert_unchanged(spellings: &Spellings, texts: &[&str]) {
@@ -537,16 +562,17 @@ mod tests {
             type File { sizeBytes: Int }
         "#;
         let spellings = without_model(sdl);
-        for (question, read) in [
-            // `loud`: volume, loudness, intensity; the names use only `volume`.
-            ("How loud is the speaker?", "How volume is the speaker?"),
-            // `long`: duration, then length; both named, WordNet's order decides.
-            ("how long is the song", "how duration is the song"),
-            // `huge` has no attribute of its own: it is a satellite of `large`, whose is size.
-            ("how huge is the file", "how size is the file"),
-        ] {
-            assert_eq!(spellings.expand(question), read);
-        }
+        assert_reads(
+            &spellings,
+            &[
+                // `loud`: volume, loudness, intensity; the names use only `volume`.
+                ("How loud is the speaker?", "How volume is the speaker?"),
+                // `long`: duration, then length; both named, WordNet's order decides.
+                ("how long is the song", "how duration is the song"),
+                // `huge` has no attribute of its own: it is a satellite of `large`, whose is size.
+                ("how huge is the file", "how size is the file"),
+            ],
+        );
         let unchanged = [
             // Not after `how`: an adjective describes, it does not ask for a degree.
             "a loud song",
@@ -567,23 +593,24 @@ mod tests {
             type Commit { committer: User, committedDate: String }
         "#;
         let spellings = without_model(sdl);
-        for (question, read) in [
-            (
-                "who reacted with an emoji",
-                "who reacted reactors with an emoji",
-            ),
-            // After auxiliaries; the verb's `-ing` or `-s` goes before the agent ending.
-            ("Who is following me?", "Who is following followers me?"),
-            ("who's following me", "who's following followers me"),
-            (
-                "people who follow the user",
-                "people who follow followers the user",
-            ),
-            // `committed` less `-ed` is `committ`: `committer`.
-            ("who committed it", "who committed committer it"),
-        ] {
-            assert_eq!(spellings.expand(question), read);
-        }
+        assert_reads(
+            &spellings,
+            &[
+                (
+                    "who reacted with an emoji",
+                    "who reacted reactors with an emoji",
+                ),
+                // After auxiliaries; the verb's `-ing` or `-s` goes before the agent ending.
+                ("Who is following me?", "Who is following followers me?"),
+                ("who's following me", "who's following followers me"),
+                (
+                    "people who follow the user",
+                    "people who follow followers the user",
+                ),
+                // `committed` less `-ed` is `committ`: `committer`.
+                ("who committed it", "who committed committer it"),
+            ],
+        );
         let unchanged = [
             // No name spells an agent of `made` or `wrote`.
             "who made it, who wrote it",
@@ -613,16 +640,17 @@ mod tests {
             "my",
         ];
         let spellings = spellings(sdl, &vocabulary);
-        for (question, read) in [
-            // WordNet's first sense of `shopper` is a kind of {customer, client}.
-            (
-                "a shopper's saved addresses",
-                "a customer's saved addresses",
-            ),
-            ("Shoppers of the shop", "customers of the shop"),
-        ] {
-            assert_eq!(spellings.expand(question), read);
-        }
+        assert_reads(
+            &spellings,
+            &[
+                // WordNet's first sense of `shopper` is a kind of {customer, client}.
+                (
+                    "a shopper's saved addresses",
+                    "a customer's saved addresses",
+                ),
+                ("Shoppers of the shop", "customers of the shop"),
+            ],
+        );
         let unchanged = [
             // The schema writes `coupon`: it is matched as written.
             "my coupons",
