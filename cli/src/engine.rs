@@ -223,6 +223,7 @@ pub fn search(
         after: search.after.as_deref(),
         min_score: search.min_score,
         contract: Some(&contract),
+        ..SearchRequest::default()
     })?;
     let elapsed = started.elapsed();
     let mut out = std::io::stdout().lock();

@@ -48,6 +48,8 @@ pub struct Answered {
     pub hits: usize,
     pub generation: Option<u64>,
     pub lexical_only: bool,
+    /// A search was answered lexically because no search thread was free in time.
+    pub overloaded: bool,
 }
 
 /// An error of the plugin's part: a request error (no data at all) or a field error.
@@ -63,6 +65,7 @@ pub fn execute(answering: &Answering<'_>) -> Answered {
         hits: RefCell::new(0),
         generation: RefCell::new(None),
         lexical_only: RefCell::new(false),
+        overloaded: RefCell::new(false),
     };
     let execution = Execution::new(&answering.schema.schema, answering.document)
         .operation(answering.operation)
@@ -109,6 +112,7 @@ pub fn execute(answering: &Answering<'_>) -> Answered {
         hits: root.hits.into_inner(),
         generation: root.generation.into_inner(),
         lexical_only: root.lexical_only.into_inner(),
+        overloaded: root.overloaded.into_inner(),
     }
 }
 
@@ -120,6 +124,7 @@ struct Root<'a> {
     hits: RefCell<usize>,
     generation: RefCell<Option<u64>>,
     lexical_only: RefCell<bool>,
+    overloaded: RefCell<bool>,
 }
 
 impl Root<'_> {
@@ -169,13 +174,23 @@ impl Root<'_> {
             after,
             min_score,
             contract: self.answering.filter,
+            admission: limits.admission(),
         };
         let started = Instant::now();
-        let results = self
-            .answering
-            .engine
-            .search(&request)
-            .map_err(search_error)?;
+        let results = self.answering.engine.search(&request).map_err(|error| {
+            if matches!(error, SearchError::Overloaded(_)) {
+                self.answering
+                    .metrics
+                    .record_overload(self.answering.tenant, "refused");
+            }
+            search_error(error)
+        })?;
+        if results.overloaded.is_some() {
+            *self.overloaded.borrow_mut() = true;
+            self.answering
+                .metrics
+                .record_overload(self.answering.tenant, "lexical");
+        }
         self.answering.metrics.record_search(
             started.elapsed(),
             self.answering.tenant,
@@ -246,6 +261,7 @@ fn search_error(error: SearchError) -> RequestError {
         SearchError::MinScore(_) => Code::MinScoreOutOfRange,
         SearchError::Cursor(CursorError::Stale { .. }) => Code::StaleCursor,
         SearchError::Cursor(_) => Code::InvalidCursor,
+        SearchError::Overloaded(_) => Code::Overloaded,
         SearchError::Lexical(_) | SearchError::Vector(_) => Code::Internal,
     };
     RequestError::new(code, error.to_string())

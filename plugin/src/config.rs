@@ -5,11 +5,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wayfinder_supergraph::ContractFilter;
-use wayfinder_workers::{EngineConfig, ModelConfig, Pooling};
+use wayfinder_workers::{Admission, EngineConfig, ModelConfig, Overload, Pooling};
 
 /// Semantic introspection (`__search` and `__definitions`) answered at the gateway.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -71,6 +72,26 @@ pub struct ContractConfig {
     pub include_tags: BTreeSet<String>,
     #[serde(default)]
     pub exclude_tags: BTreeSet<String>,
+    /// This tenant's quota of `__search` and `__definitions` fields. Absent: no quota.
+    #[serde(default)]
+    pub rate_limit: Option<RateLimit>,
+}
+
+/// A token bucket: it holds up to `capacity` tokens and gains `refill` tokens every `interval`;
+/// each `__search` or `__definitions` field of an operation takes one. An operation that finds
+/// too few tokens is refused with `SEARCH_RATE_LIMITED` and `extensions.retryAfterMs`, and takes
+/// none. Each tenant has its own bucket, kept across reloads while its settings stay the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    /// Most tokens the bucket holds: the largest burst.
+    pub capacity: u32,
+    /// Tokens added every `interval`.
+    pub refill: u32,
+    /// How often `refill` tokens are added, e.g. `1s` or `500ms`.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub interval: Duration,
 }
 
 impl ContractConfig {
@@ -131,6 +152,40 @@ pub struct Limits {
     pub max_coordinates: usize,
     /// Most `__search` and `__definitions` fields in one operation.
     pub max_fields: usize,
+    /// Searches that may wait for a search thread at once (`index.query_sessions` run at
+    /// once); one more is overloaded at once. Waiting is never unbounded.
+    pub max_pending_searches: usize,
+    /// Longest a search waits for a search thread before it is overloaded, e.g. `500ms`.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub max_search_wait: Duration,
+    /// What an overloaded search does: `lexical` answers it from the lexical index alone (no
+    /// model), with `extensions.wayfinder.overloaded` in the response; `refuse` fails the field
+    /// with `SEARCH_OVERLOADED`.
+    pub overload: OverloadPolicy,
+}
+
+/// What an overloaded search does.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OverloadPolicy {
+    #[default]
+    Lexical,
+    Refuse,
+}
+
+impl Limits {
+    /// The engine's admission settings these limits describe.
+    pub fn admission(&self) -> Admission {
+        Admission {
+            max_pending: self.max_pending_searches,
+            max_wait: self.max_search_wait,
+            overload: match self.overload {
+                OverloadPolicy::Lexical => Overload::Lexical,
+                OverloadPolicy::Refuse => Overload::Refuse,
+            },
+        }
+    }
 }
 
 impl Default for Limits {
@@ -141,6 +196,9 @@ impl Default for Limits {
             max_batch: 16,
             max_coordinates: 100,
             max_fields: 8,
+            max_pending_searches: Admission::default().max_pending,
+            max_search_wait: Admission::default().max_wait,
+            overload: OverloadPolicy::default(),
         }
     }
 }
@@ -159,6 +217,10 @@ pub struct Index {
     pub no_cache: bool,
     /// Embedding threads (at most the machine's cores). Default: the machine's cores.
     pub workers: Option<usize>,
+    /// Search threads, each with its own query-embedding session, loaded on first need; a
+    /// search waits for one as `limits` say. They run below the router's own threads in CPU
+    /// priority. Default: the machine's cores.
+    pub query_sessions: Option<usize>,
     /// Another ONNX sentence-embedding model. Default: all-MiniLM-L6-v2 from `home`.
     pub model: Option<Model>,
 }
@@ -172,6 +234,7 @@ impl Default for Index {
             cache_dir: None,
             no_cache: false,
             workers: None,
+            query_sessions: None,
             model: None,
         }
     }
@@ -260,6 +323,12 @@ impl Config {
         if self.index.workers == Some(0) {
             return Err(invalid("index.workers", "must be at least 1"));
         }
+        if self.index.query_sessions == Some(0) {
+            return Err(invalid("index.query_sessions", "must be at least 1"));
+        }
+        if self.limits.max_search_wait.is_zero() {
+            return Err(invalid("limits.max_search_wait", "must be longer than 0"));
+        }
         if let Some(model) = &self.index.model {
             if model.dimension == 0 {
                 return Err(invalid("index.model.dimension", "must be at least 1"));
@@ -276,6 +345,21 @@ impl Config {
         }
         if tenants.contracts.is_empty() {
             return Err(invalid("tenants.contracts", "name at least one contract"));
+        }
+        for (name, contract) in &tenants.contracts {
+            let Some(limit) = &contract.rate_limit else {
+                continue;
+            };
+            let key = |field: &str| format!("tenants.contracts.{name}.rate_limit.{field}");
+            if limit.capacity == 0 {
+                return Err(invalid(&key("capacity"), "must be at least 1"));
+            }
+            if limit.refill == 0 {
+                return Err(invalid(&key("refill"), "must be at least 1"));
+            }
+            if limit.interval.is_zero() {
+                return Err(invalid(&key("interval"), "must be longer than 0"));
+            }
         }
         if let Some(default) = &tenants.default {
             if !tenants.contracts.contains_key(default) {
@@ -345,6 +429,9 @@ impl Config {
         };
         if let Some(workers) = index.workers {
             config.workers = workers;
+        }
+        if let Some(sessions) = index.query_sessions {
+            config.query_sessions = sessions;
         }
         config
     }

@@ -30,6 +30,10 @@ pub enum Code {
     UnknownCoordinate,
     TooManyCoordinates,
     NotReady,
+    /// No search thread was free in time and the overload policy is `refuse`.
+    Overloaded,
+    /// The tenant's quota is spent for now (`extensions.retryAfterMs` says for how long).
+    RateLimited,
     /// The rest of a mixed operation could not be merged (a streamed or non-JSON answer).
     UnsupportedResponse,
     Internal,
@@ -61,6 +65,8 @@ impl Code {
             Code::UnknownCoordinate => "UNKNOWN_COORDINATE",
             Code::TooManyCoordinates => "COORDINATE_LIMIT_EXCEEDED",
             Code::NotReady => "SEARCH_NOT_READY",
+            Code::RateLimited => "SEARCH_RATE_LIMITED",
+            Code::Overloaded => "SEARCH_OVERLOADED",
             Code::UnsupportedResponse => "UNSUPPORTED_RESPONSE",
             Code::Internal => "INTERNAL_SERVER_ERROR",
         }
@@ -79,6 +85,7 @@ impl Code {
             | Code::BatchTooLarge
             | Code::PersistedQueryHashMismatch => StatusCode::BAD_REQUEST,
             Code::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Code::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::OK,
         }
@@ -91,6 +98,8 @@ pub struct RequestError {
     pub code: Code,
     pub message: String,
     pub locations: Vec<(usize, usize)>,
+    /// When the client may try again (`extensions.retryAfterMs`).
+    pub retry_after: Option<std::time::Duration>,
 }
 
 impl RequestError {
@@ -99,6 +108,7 @@ impl RequestError {
             code,
             message: message.into(),
             locations: Vec::new(),
+            retry_after: None,
         }
     }
 
@@ -107,6 +117,12 @@ impl RequestError {
             "message": self.message,
             "extensions": { "code": self.code.as_str() },
         });
+        if let (Some(wait), Some(extensions)) = (
+            self.retry_after,
+            error.get_mut("extensions").and_then(Value::as_object_mut),
+        ) {
+            extensions.insert("retryAfterMs", json!(wait.as_millis() as u64));
+        }
         if !self.locations.is_empty() {
             if let Some(object) = error.as_object_mut() {
                 object.insert(

@@ -15,6 +15,7 @@ pub mod definitions;
 pub mod error;
 pub mod metrics;
 pub mod operation;
+pub mod quota;
 pub mod request;
 pub mod runtime;
 pub mod service;

@@ -3,6 +3,8 @@
 //!
 //! - `wayfinder.search.duration` (histogram, seconds): one `__search` page, by `tenant` and by
 //!   `mode` (`hybrid`, `partial`: some shards still without vectors, `lexical`).
+//! - `wayfinder.search.overloaded` (counter): searches that found no search thread in time, by
+//!   `tenant` and `action` (`lexical`: answered without the model; `refused`).
 //! - `wayfinder.index.generation`: the generation answering searches.
 //! - `wayfinder.index.documents` (by `mode`): documents in that generation.
 //! - `wayfinder.index.texts_pending`: texts the indexing run under way still has to embed.
@@ -20,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use opentelemetry::metrics::{Histogram, MeterProvider};
+use opentelemetry::metrics::{Counter, Histogram, MeterProvider};
 use opentelemetry::KeyValue;
 
 use wayfinder_workers::SearchMode;
@@ -39,6 +41,7 @@ pub struct Metrics(Arc<Instruments>);
 #[derive(Default)]
 struct Instruments {
     search_duration: OnceLock<Histogram<f64>>,
+    overloaded: OnceLock<Counter<u64>>,
     gauges_registered_live: AtomicBool,
 }
 
@@ -57,6 +60,23 @@ impl Metrics {
             &[
                 KeyValue::new("tenant", tenant.to_string()),
                 KeyValue::new("mode", mode.as_str()),
+            ],
+        );
+    }
+
+    /// Counts one search that found no search thread in time, and what became of it.
+    pub fn record_overload(&self, tenant: &str, action: &'static str) {
+        let counter = self.0.overloaded.get_or_init(|| {
+            meter()
+                .u64_counter("wayfinder.search.overloaded")
+                .with_description("Searches that found no search thread in time, by action")
+                .build()
+        });
+        counter.add(
+            1,
+            &[
+                KeyValue::new("tenant", tenant.to_string()),
+                KeyValue::new("action", action),
             ],
         );
     }

@@ -28,6 +28,7 @@ use crate::definitions::Scope;
 use crate::error::{Code, RequestError};
 use crate::metrics::Metrics;
 use crate::operation::{self, Forwarded, Parsed, Prepared, SemanticSchema};
+use crate::quota::Quotas;
 use crate::request::{self, GraphqlRequest, Incoming};
 use crate::tenant::{Tenant, TenantResolver};
 
@@ -52,6 +53,8 @@ pub struct Instance {
     /// The router's introspection setting, learnt from the router on first use.
     pub introspection: tokio::sync::OnceCell<bool>,
     pub metrics: Metrics,
+    /// Each tenant's token bucket, for those with a `rate_limit`.
+    pub quotas: Quotas,
     persisted: Mutex<LruCache<String, Arc<str>>>,
 }
 
@@ -93,7 +96,9 @@ impl Instance {
                 Some((name.to_string(), Arc::new(catalog.contract(filter))))
             })
             .collect();
+        let quotas = Quotas::new(config.tenants.as_ref());
         Ok(Instance {
+            quotas,
             config,
             engine,
             schema,
@@ -324,6 +329,9 @@ impl Instance {
         }
         apollo_compiler::introspection::check_max_depth(&prepared.document, &prepared.semantic)
             .map_err(|e| RequestError::new(Code::DepthLimit, e.message().to_string()))?;
+        if let Some(name) = &tenant.name {
+            self.quotas.take(name, prepared.semantic_fields)?;
+        }
 
         let forwarded = prepared
             .forwarded
@@ -391,9 +399,15 @@ impl Instance {
         };
         let data = operation::merge_data(&prepared.response_keys, answered.data, router_data);
         let mut body = json!({ "data": data });
-        if !errors.is_empty() {
-            if let Some(object) = body.as_object_mut() {
+        if let Some(object) = body.as_object_mut() {
+            if !errors.is_empty() {
                 object.insert("errors", Value::Array(errors));
+            }
+            if answered.overloaded {
+                object.insert(
+                    "extensions",
+                    json!({ "wayfinder": { "overloaded": true, "mode": "lexical" } }),
+                );
             }
         }
         Ok(Reply {

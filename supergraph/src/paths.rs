@@ -8,12 +8,14 @@
 //! a value of the accepted enum, or, as the last step, the returned or accepted type itself.
 //!
 //! The search is a shortest-first walk over types, once from `Query`, then `Mutation`, then
-//! `Subscription`, so `Query` paths come first and, within a root, shorter paths first; among
-//! paths of one length, a field that returns the type itself beats one that returns a union or
-//! interface it belongs to (`Query.repository` before `Query.node`). Each type keeps up to
-//! `max_paths` paths that reach it, each through a different last step, which keeps the paths of
-//! its members varied. Interfaces that no field returns are reached through their implementers.
-//! Members' paths are the paths of their type (or field) plus themselves.
+//! `Subscription`; a member's paths are listed `Query` paths first and, within a root, shorter
+//! paths first; among paths of one length, a field that returns the type itself beats one that
+//! returns a union or interface it belongs to (`Query.repository` before `Query.node`). Each type
+//! keeps up to `max_paths` paths that reach it, each through a different last step, which keeps
+//! the paths of its members varied. Interfaces that no field returns are reached through their
+//! implementers. Members' paths are the paths of their type (or field) plus themselves. A path
+//! never reaches a type it has already passed through, so no coordinate appears twice in one
+//! path.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -106,7 +108,10 @@ impl Walk<'_> {
     }
 
     fn push(&mut self, ty: MemberId, path: &Rc<[MemberId]>, indirect: bool) {
-        if !self.wants(ty, path.last().copied()) {
+        // A path that already passed through one of the type's members would name that member
+        // twice in its paths (`Query.me > Customer.orders > Order.customer > Customer.orders`).
+        let revisits = |step: &MemberId| self.members[step.index()].parent == Some(ty);
+        if !self.wants(ty, path.last().copied()) || path.iter().any(revisits) {
             return;
         }
         self.pushed += 1;
@@ -203,7 +208,17 @@ impl Walk<'_> {
         gained
     }
 
-    /// Every member's paths: its type's (or field's) paths, plus itself.
+    /// The place of the root a path starts from (by its first field) among the roots.
+    fn root_rank(&self, first: MemberId) -> usize {
+        let root = self.members[first.index()].parent;
+        self.roots
+            .in_order()
+            .position(|r| Some(r) == root)
+            .unwrap_or(usize::MAX)
+    }
+
+    /// Every member's paths: its type's (or field's) paths, plus itself, from `Query` first and
+    /// shortest first within a root.
     fn member_paths(&self) -> PathIndex {
         let members = self.members;
         let mut paths: Vec<Vec<Box<[MemberId]>>> = vec![Vec::new(); members.len()];
@@ -233,6 +248,10 @@ impl Walk<'_> {
                 }
                 _ => Vec::new(),
             };
+            // Interfaces reached through their implementers walk on after the first pass, and
+            // may give a type a shorter path than one it already has.
+            let mut own = own;
+            own.sort_by_key(|path| (self.root_rank(path[0]), path.len()));
             paths[id.index()] = own;
         }
         PathIndex { paths }

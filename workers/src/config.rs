@@ -1,7 +1,9 @@
 //! Engine configuration: which embedding model to run, where the vector cache lives, how many
-//! worker threads embed. Plain serde structs, so the CLI and the router plugin read the same keys.
+//! worker threads embed, how many threads search and how long a search may wait for one. Plain
+//! serde structs, so the CLI and the router plugin read the same keys.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +80,50 @@ pub struct EngineConfig {
     /// Query vectors kept in memory, most recently used first.
     #[serde(default = "default_query_cache")]
     pub query_cache: usize,
+    /// Threads that run searches, each with its own ONNX session to embed questions (loaded on
+    /// first need). At least one; default the machine's cores.
+    #[serde(default = "default_workers")]
+    pub query_sessions: usize,
+}
+
+/// How much lower than the router's own threads the engine's threads (searches and indexing)
+/// are scheduled, as a Unix nice increment: a busy search or indexing run then yields the cores
+/// to ordinary requests instead of taking turns with them. Linux gives a nice-10 thread about a
+/// tenth of the CPU a nice-0 thread gets when both want it, and all of it when the cores are
+/// otherwise idle, so an unloaded router loses nothing.
+pub const BACKGROUND_NICENESS: i32 = 10;
+
+/// What a search does when it cannot have a search thread in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Overload {
+    /// Answer from the lexical index alone, without the model, and say so.
+    #[default]
+    Lexical,
+    /// Refuse the search (`SearchError::Overloaded`).
+    Refuse,
+}
+
+/// How long a search may wait for a search thread, and what it does when it cannot have one.
+/// Waiting is bounded both in count and in time, so a burst of searches never builds a queue
+/// that outlives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Admission {
+    /// Searches that may wait for a thread at once; one more is overloaded at once.
+    pub max_pending: usize,
+    /// Longest a search waits for a thread before it is overloaded.
+    pub max_wait: Duration,
+    pub overload: Overload,
+}
+
+impl Default for Admission {
+    fn default() -> Self {
+        Admission {
+            max_pending: 32,
+            max_wait: Duration::from_millis(500),
+            overload: Overload::Lexical,
+        }
+    }
 }
 
 fn default_workers() -> usize {
@@ -105,6 +151,7 @@ impl EngineConfig {
             workers: default_workers(),
             batch_size: default_batch_size(),
             query_cache: default_query_cache(),
+            query_sessions: default_workers(),
         }
     }
 

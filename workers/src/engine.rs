@@ -21,7 +21,7 @@ use wayfinder_supergraph::{Catalog, Contract, ContractFilter, MemberId};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::cache::VectorCache;
-use crate::config::EngineConfig;
+use crate::config::{Admission, EngineConfig, Overload};
 use crate::coordinator::{Coordinator, Reindex};
 use crate::cursor::{CursorCodec, CursorError};
 use crate::document::documents;
@@ -30,12 +30,13 @@ use crate::generation::{Generation, SearchMode, ShardState};
 use crate::indexer::IndexerContext;
 use crate::intent::{action_verb, answer_phrase, Intent, Owner};
 use crate::lexical::{LexicalError, LexicalIndex};
-use crate::pool::Workers;
+use crate::pool::{EmbedPool, Workers};
 use crate::ranking::{
     add_answer_evidence, add_owner_evidence, add_path_evidence, add_token_evidence,
     add_verb_evidence, demote_deprecated, demote_unnamed_thin, fuse, named_members,
     put_named_first, thin_names, Fusion,
 };
+use crate::search_pool::{Overloaded, SearchPool};
 use crate::spelling::{Spellings, Vocabulary};
 use crate::status::{IndexReport, Progress, Status};
 use crate::tokens::QueryTokens;
@@ -75,6 +76,23 @@ pub enum SearchError {
     Lexical(#[from] LexicalError),
     #[error(transparent)]
     Vector(#[from] VectorError),
+    #[error("the search is refused: the gateway is busy with other searches ({0}); retry later")]
+    Overloaded(OverloadReason),
+}
+
+/// Why a search was overloaded, for its error message.
+#[derive(Debug, Clone, Copy)]
+pub struct OverloadReason(pub Overloaded);
+
+impl std::fmt::Display for OverloadReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Overloaded::Queue { pending } => write!(f, "{pending} searches already wait"),
+            Overloaded::Wait { waited } => {
+                write!(f, "it waited {} ms for a search thread", waited.as_millis())
+            }
+        }
+    }
 }
 
 /// One `__search` call.
@@ -86,6 +104,8 @@ pub struct SearchRequest<'a> {
     pub min_score: Option<f64>,
     /// The caller's contract; `None` sees the whole API schema.
     pub contract: Option<&'a ContractFilter>,
+    /// How long it may wait for a search thread, and what it does when it cannot have one.
+    pub admission: Admission,
 }
 
 #[derive(Debug, Clone)]
@@ -106,6 +126,9 @@ pub struct SearchResults {
     pub catalog: Arc<Catalog>,
     /// What the caller's contract lets it see of `catalog`.
     pub visibility: Visibility,
+    /// Set when the search could not have a search thread and was answered lexically
+    /// ([`Overload::Lexical`]).
+    pub overloaded: Option<Overloaded>,
 }
 
 impl std::fmt::Debug for SearchResults {
@@ -185,7 +208,8 @@ impl Shared {
 }
 
 struct QueryEncoder {
-    embedder: Mutex<Embedder>,
+    /// The search threads and their sessions.
+    pool: SearchPool,
     embeddings: Mutex<LruCache<String, Arc<Embedding>>>,
     /// The words the model reads whole, for spelling out the clipped ones of a question.
     vocabulary: Arc<Vocabulary>,
@@ -236,9 +260,12 @@ impl Engine {
                 });
                 let capacity =
                     NonZeroUsize::new(config.query_cache.max(1)).unwrap_or(NonZeroUsize::MIN);
+                let vocabulary = Arc::new(embedder.whole_words());
+                let pool = SearchPool::new(config.model.clone(), embedder, config.query_sessions)
+                    .map_err(EngineError::Thread)?;
                 let query = QueryEncoder {
-                    vocabulary: Arc::new(embedder.whole_words()),
-                    embedder: Mutex::new(embedder),
+                    vocabulary,
+                    pool,
                     embeddings: Mutex::new(LruCache::new(capacity)),
                 };
                 (
@@ -260,6 +287,7 @@ impl Engine {
         let model = config.model.clone();
         let batch_size = config.batch_size;
         let graphs = config.cache_dir.clone();
+        let searchers = config.query_sessions.max(1);
         let reason = model_error.as_ref().map(ToString::to_string);
         let embed_workers = Workers::default();
         let pool_workers = embed_workers.clone();
@@ -270,13 +298,14 @@ impl Engine {
                 system.block_on(async move {
                     let vectors = match (vectors_setup, reason) {
                         (Some((cache, dimension)), _) => Ok(IndexerContext {
-                            pool: crate::pool::start(model, workers, &pool_workers),
+                            pool: Arc::new(EmbedPool::new(model, workers, &pool_workers)),
                             cache,
                             progress: coordinator_progress,
                             epoch,
                             dimension,
                             batch_size,
                             workers,
+                            searchers,
                             graphs,
                         }),
                         (None, reason) => {
@@ -431,6 +460,7 @@ impl Engine {
             generation = tracing::field::Empty,
             hits = tracing::field::Empty,
             lexical_only = tracing::field::Empty,
+            overloaded = tracing::field::Empty,
             contract = request.contract.is_some_and(|f| !f.is_unfiltered()),
         );
         let _entered = span.enter();
@@ -471,7 +501,55 @@ impl Engine {
                 .filter(|f| !f.is_unfiltered())
                 .map(|filter| self.contract(&generation.catalog, filter)),
         );
+        let page = Page {
+            offset,
+            min_score,
+            fingerprint,
+            visibility,
+        };
+        // Lexical work alone runs where it was asked; work with the model and the vector
+        // shards runs on a search thread, when one is free in time.
+        let encoder = self
+            .query
+            .as_ref()
+            .filter(|_| generation.has_vectors() && !request.query.trim().is_empty());
+        let Some(encoder) = encoder else {
+            return self.rank(request, &generation, page, None);
+        };
+        let admission = &request.admission;
+        let ranked = encoder.pool.run(admission, |session| {
+            self.rank(request, &generation, page.clone(), Some(session))
+        });
+        match ranked {
+            Ok(results) => results,
+            Err(overloaded) => match admission.overload {
+                Overload::Refuse => Err(SearchError::Overloaded(OverloadReason(overloaded))),
+                Overload::Lexical => {
+                    tracing::Span::current().record("overloaded", true);
+                    let mut results = self.rank(request, &generation, page, None)?;
+                    results.mode = SearchMode::Lexical;
+                    results.overloaded = Some(overloaded);
+                    Ok(results)
+                }
+            },
+        }
+    }
 
+    /// Ranks `generation`'s members for `request`: with the model when a `session` is given
+    /// (`Err` when none could be loaded), lexically without.
+    fn rank(
+        &self,
+        request: &SearchRequest<'_>,
+        generation: &Generation,
+        page: Page,
+        session: Option<Result<&mut Embedder, EmbedError>>,
+    ) -> Result<SearchResults, SearchError> {
+        let Page {
+            offset,
+            min_score,
+            fingerprint,
+            visibility,
+        } = page;
         let depth = (offset + request.first).max(CANDIDATE_DEPTH);
         let query = request.query.trim();
         let mut mode = generation.mode();
@@ -506,14 +584,14 @@ impl Engine {
         let mut vector = Vec::new();
         // The question's embedding, its owner's, its answer's and its verb's.
         let mut embedded = [None, None, None, None];
-        if generation.has_vectors() && !query.is_empty() {
+        if let Some(session) = session {
             let texts = [
                 Some(read.as_ref()),
                 owner.as_ref().map(|owner| owner.phrase.as_str()),
                 answer.as_deref(),
                 verb.as_deref(),
             ];
-            match self.query_embeddings(&texts) {
+            match self.query_embeddings(&texts, session) {
                 Some([Some(q), owner, answer, verb]) => {
                     let span = tracing::info_span!(
                         "wayfinder.vector_search",
@@ -612,15 +690,17 @@ impl Engine {
             hits,
             catalog: Arc::clone(catalog),
             visibility,
+            overloaded: None,
         })
     }
 
     /// The vectors and content tokens of `texts` (a question and the phrases read from it), in
-    /// order, from the LRU cache or the model, which embeds those not cached in one batch;
+    /// order, from the LRU cache or the `session`, which embeds those not cached in one batch;
     /// `None` if the model fails (the search then goes on lexically).
     fn query_embeddings<const N: usize>(
         &self,
         texts: &[Option<&str>; N],
+        session: Result<&mut Embedder, EmbedError>,
     ) -> Option<[Option<Arc<Embedding>>; N]> {
         let encoder = self.query.as_ref()?;
         let span = tracing::info_span!("wayfinder.embed", cached = tracing::field::Empty);
@@ -640,7 +720,7 @@ impl Engine {
         if missing.is_empty() {
             return Some(found);
         }
-        let embedded = match lock(&encoder.embedder).embed_queries(&missing) {
+        let embedded = match session.and_then(|session| session.embed_queries(&missing)) {
             Ok(embedded) => embedded,
             Err(error) => {
                 tracing::warn!(%error, "cannot embed the query; answering lexically");
@@ -696,6 +776,15 @@ impl Drop for Engine {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Where a page starts and what it may show, read from a request before ranking.
+#[derive(Clone)]
+struct Page {
+    offset: usize,
+    min_score: f32,
+    fingerprint: u64,
+    visibility: Visibility,
 }
 
 /// What a cursor is bound to: the same words, minimum score and contract.

@@ -17,14 +17,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::{
-    Actor, ActorFutureExt as _, Addr, AtomicResponse, Context, Handler, Message, WrapFuture as _,
+    Actor, ActorFutureExt as _, AtomicResponse, Context, Handler, Message, WrapFuture as _,
 };
 use futures_util::StreamExt as _;
 use tracing::Instrument as _;
 
 use crate::cache::{save_unsaved, Claim, VectorCache};
 use crate::document::{distinct_texts, Document, Text};
-use crate::pool::{EmbedTexts, EmbedWorker};
+use crate::pool::{EmbedPool, EmbedTexts};
 use crate::status::Progress;
 use crate::vector::{ShardFile, VectorError, VectorShard};
 
@@ -59,13 +59,15 @@ impl Message for BuildShard {
 /// What every indexer shares: the pool, the cache and the progress counters.
 #[derive(Clone)]
 pub(crate) struct IndexerContext {
-    pub pool: Addr<EmbedWorker>,
+    pub pool: Arc<EmbedPool>,
     pub cache: Arc<Mutex<VectorCache>>,
     pub progress: Arc<Progress>,
     pub epoch: Instant,
     pub dimension: usize,
     pub batch_size: usize,
     pub workers: usize,
+    /// Searches a shard serves at once (the search threads).
+    pub searchers: usize,
     /// Where built graphs are saved for the next start (the cache folder), if anywhere.
     pub graphs: Option<PathBuf>,
 }
@@ -200,6 +202,9 @@ async fn build(
     span.record("embedded", embedded);
     span.record("reused", reused);
     span.record("graph", graph);
+    let shard = shard
+        .for_searchers(context.searchers)
+        .map_err(|e| e.to_string())?;
     Ok(ShardBuilt {
         shard: Arc::new(shard.with_tokens(tokens)),
         embedded,
@@ -250,10 +255,11 @@ async fn embed(
         .progress
         .to_embed
         .fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
+    let pool = context.pool.workers();
     let mut replies = futures_util::stream::iter(texts.chunks(context.batch_size.max(1)))
         .map(|batch| {
             let strings = batch.iter().map(|text| text.text.to_string()).collect();
-            let reply = context.pool.send(EmbedTexts(strings));
+            let reply = pool.send(EmbedTexts(strings));
             async move { (batch, reply.await) }
         })
         .buffered(context.workers.max(1));

@@ -4,7 +4,7 @@
 //! documents feed the [`lexical`] index at once and, through the [`coordinator`] actor, the
 //! per-subgraph [`indexer`] actors, which embed what the [`cache`] lacks on the [`pool`] of
 //! [`embed`] workers and build [`vector`] shards; each step publishes a [`generation`];
-//! [`engine`] searches the current one, reading the query's [`intent`] and spelling out its
+//! [`engine`] searches the current one on the [`search_pool`]'s threads, reading the query's [`intent`] and spelling out its
 //! acronyms and clipped words ([`spelling`]); [`ranking`] fuses and orders, [`cursor`] pages.
 
 pub mod cache;
@@ -21,17 +21,20 @@ pub mod intent;
 pub mod lexical;
 mod pool;
 pub mod ranking;
+pub mod search_pool;
 mod spelling;
 pub mod status;
 pub mod tokens;
 pub mod vector;
 pub mod visibility;
 
-pub use config::{EngineConfig, ModelConfig, Pooling};
+pub use config::{Admission, EngineConfig, ModelConfig, Overload, Pooling};
 pub use embed::{close_runtime, EXIT_WAIT};
 pub use engine::{
-    Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults, Swap,
+    Engine, EngineError, OverloadReason, Published, SearchError, SearchHit, SearchRequest,
+    SearchResults, Swap,
 };
 pub use generation::{Generation, SearchMode};
 pub use ranking::Fusion;
+pub use search_pool::Overloaded;
 pub use status::IndexReport;

@@ -6,6 +6,12 @@
 //! to the indexer that sent it. A model that cannot load at all leaves every worker answering
 //! with that load error, so indexing fails cleanly and search stays lexical.
 //!
+//! Lifetime: the workers are started by the first batch of an indexing run and stopped when the
+//! run ends ([`EmbedPool::stop`]): each drops its session and gives the memory back to the
+//! system, so a router that is not indexing holds no indexing session. They run at a lower
+//! priority than the router's own threads ([`crate::config::BACKGROUND_NICENESS`]), so a reload
+//! under load does not slow ordinary requests.
+//!
 //! Shutdown: the arbiter's threads cannot be joined, and one may still be loading or running a
 //! session after the actor system stops. ONNX Runtime's globals are destroyed when the process
 //! exits, so a worker still inside it then crashes the process: [`Workers::wait_stopped`] lets
@@ -13,7 +19,7 @@
 //! drops its engine (the router keeps it in a static) closes the runtime before it exits
 //! ([`crate::embed::close_runtime`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::{Actor, ActorContext as _, Addr, Handler, Message, SyncArbiter, SyncContext};
@@ -34,6 +40,22 @@ pub struct EmbedWorker {
 
 impl Actor for EmbedWorker {
     type Context = SyncContext<Self>;
+
+    fn stopped(&mut self, _: &mut SyncContext<Self>) {
+        self.embedder = Err(EmbedError::Closed);
+        release_free_memory();
+    }
+}
+
+/// Gives the C allocator's free pages back to the system. ONNX Runtime, usearch and tantivy
+/// allocate through it, and glibc keeps what they free for reuse, per thread arena, unless
+/// asked.
+pub(crate) fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory; it is safe to call at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 impl Handler<EmbedTexts> for EmbedWorker {
@@ -74,15 +96,49 @@ impl Workers {
     }
 }
 
+/// The embedding workers of an engine, started on demand and stopped when idle.
+pub struct EmbedPool {
+    model: ModelConfig,
+    threads: usize,
+    workers: Workers,
+    running: Mutex<Option<Addr<EmbedWorker>>>,
+}
+
+impl EmbedPool {
+    pub fn new(model: ModelConfig, threads: usize, workers: &Workers) -> Self {
+        EmbedPool {
+            model,
+            threads: threads.max(1),
+            workers: workers.clone(),
+            running: Mutex::new(None),
+        }
+    }
+
+    /// The running workers, started now if they are not (call it inside the actor system).
+    pub fn workers(&self) -> Addr<EmbedWorker> {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        running
+            .get_or_insert_with(|| start(self.model.clone(), self.threads, &self.workers))
+            .clone()
+    }
+
+    /// Lets the workers stop once the batches already sent are done.
+    pub fn stop(&self) {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        *running = None;
+    }
+}
+
 /// Starts `threads` workers, each loading `model` with one intra-op thread.
-pub fn start(model: ModelConfig, threads: usize, workers: &Workers) -> Addr<EmbedWorker> {
+fn start(model: ModelConfig, threads: usize, workers: &Workers) -> Addr<EmbedWorker> {
     let alive = Arc::clone(&workers.0);
     SyncArbiter::start_with_thread_builder(
-        threads.max(1),
+        threads,
         || std::thread::Builder::new().name("wayfinder-embed".into()),
         move || {
             // Names the token, so the factory, which every worker thread holds, owns a clone.
             let _alive = &alive;
+            crate::search_pool::lower_priority();
             EmbedWorker {
                 embedder: Embedder::load(&model, 1).inspect_err(|error| {
                     tracing::error!(%error, "embedding worker cannot load the model");

@@ -140,6 +140,17 @@ impl VectorShard {
         }))
     }
 
+    /// The shard prepared to serve `searchers` searches at once: usearch keeps a search
+    /// context per thread it was reserved for, and refuses a search beyond them ("Reserve
+    /// capacity ahead of searches!").
+    pub fn for_searchers(self, searchers: usize) -> Result<Self, VectorError> {
+        let capacity = self.index.capacity().max(self.index.size());
+        self.index
+            .reserve_capacity_and_threads(capacity, searchers.max(1))
+            .map_err(vector_error)?;
+        Ok(self)
+    }
+
     /// The shard with these content-token vectors, by text-view key.
     pub fn with_tokens(self, tokens: HashMap<u64, Arc<TokenVectors>>) -> Self {
         VectorShard { tokens, ..self }

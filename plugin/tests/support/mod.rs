@@ -53,17 +53,28 @@ impl Router {
     /// Starts the router on `supergraph` (copied, so a test can rewrite it) with the plugin's
     /// section `plugin` (YAML, indented under `wayfinder.search:`) and `extra` top-level YAML.
     pub async fn start(supergraph: &Path, plugin: &str, extra: &str) -> Router {
+        Self::start_indexing(supergraph, "", plugin, extra).await
+    }
+
+    /// [`Router::start`], with `index` keys (YAML, one a line) beside the test cache's.
+    pub async fn start_indexing(
+        supergraph: &Path,
+        index: &str,
+        plugin: &str,
+        extra: &str,
+    ) -> Router {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let copy = dir.path().join("supergraph.graphql");
         std::fs::copy(supergraph, &copy).expect("copies the supergraph");
         let port = free_port();
         let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wayfinder-cache");
         let plugin = indent(plugin, 4);
+        let index = indent(index, 6);
         let config = format!(
             "supergraph:\n  listen: 127.0.0.1:{port}\n  introspection: true\n\
              health_check:\n  enabled: false\n\
              homepage:\n  enabled: false\n\
-             plugins:\n  wayfinder.search:\n    index:\n      cache_dir: {cache}\n      workers: 1\n{plugin}\n\
+             plugins:\n  wayfinder.search:\n    index:\n      cache_dir: {cache}\n      workers: 1\n{index}\n{plugin}\n\
              {extra}\n",
             cache = cache.display(),
         );

@@ -1,0 +1,328 @@
+//! Hostile load (issue 41), against the real `wayfinder-router` (release) on 127.0.0.1:
+//!
+//! 1. Footprint: RSS once started and fully indexed, with `wayfinder.search` on and with
+//!    `enabled: false`, on the bundled example and on github, in the same run. The "added" RSS is
+//!    on minus off.
+//! 2. Flood: 16 and then 64 clients send `__search` with new text each time (every search embeds
+//!    its question) while one client sends the ordinary request `{ me { displayName } }`; the
+//!    ordinary request's latency is also measured alone, on the same router, just before. Search
+//!    latencies are bounded by `limits.max_search_wait` plus one search; searches past the bound
+//!    are answered lexically and counted as overloaded.
+//! 3. Miss throughput: the same 16-client flood against the default search threads (one per
+//!    core) and against `query_sessions: 1`, reported as the ratio of model-answered searches
+//!    per second.
+//!
+//! `scripts/bench-load` builds the router and runs this. The router binary is
+//! `$WAYFINDER_ROUTER`, or `target/release/wayfinder-router`. Clients and router share the
+//! machine's cores, so latencies include the clients' share.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use wayfinder_bench::{description_queries, p50_p99, quantile};
+use wayfinder_supergraph::{Catalog, CatalogOptions};
+use wayfinder_tests::router::{free_port, RouterProcess};
+use wayfinder_tests::{repo_path, schema_path};
+
+const EXAMPLE: &str = "examples/bookshop/supergraph.graphql";
+const GITHUB: &str = "monolithic/github/schema.graphql";
+/// How long each flood lasts, and the ordinary request alone before it.
+const FLOOD: Duration = Duration::from_secs(15);
+const ALONE: Duration = Duration::from_secs(8);
+const MAX_SEARCH_WAIT_MS: u64 = 250;
+const ORDINARY: &str = "{ me { displayName } }";
+
+/// A router with its own temporary folder (configuration, log), removed when done.
+struct BenchRouter {
+    process: RouterProcess,
+    dir: PathBuf,
+}
+
+impl BenchRouter {
+    async fn start(binary: &Path, name: &str, supergraph: &Path, plugin: Value) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("wayfinder-load-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        let port = free_port();
+        let config = json!({
+            "supergraph": { "listen": format!("127.0.0.1:{port}"), "introspection": true },
+            "health_check": { "enabled": false },
+            "homepage": { "enabled": false },
+            "plugins": { "wayfinder.search": plugin },
+            // The example's subgraphs do not run; the router answers from these mocks.
+            "experimental_mock_subgraphs": {
+                "accounts": { "query": { "me": { "__typename": "Customer", "id": "c1", "displayName": "Ada" } } },
+            },
+        });
+        let config_path = dir.join("router.yaml");
+        std::fs::write(&config_path, config.to_string()).expect("writes the configuration");
+        let mut process = RouterProcess::start(
+            binary,
+            port,
+            &config_path,
+            supergraph,
+            &[],
+            dir.join("router.log"),
+        )
+        .await;
+        if plugin["enabled"] != json!(false) {
+            // The first start embeds the whole schema (minutes for github); later ones read
+            // the cache.
+            process
+                .wait_for("index ready", Duration::from_secs(1800))
+                .await;
+        }
+        BenchRouter { process, dir }
+    }
+}
+
+impl Drop for BenchRouter {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn cache() -> PathBuf {
+    repo_path("target/wayfinder-bench-cache")
+}
+
+/// RSS settles a moment after indexing ends (workers stop, memory is returned).
+async fn settled_rss(router: &BenchRouter) -> u64 {
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    router.process.rss_bytes()
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+async fn footprint(binary: &Path) {
+    println!("footprint: RSS once indexed (MB)         on      off    added");
+    for (label, schema) in [
+        ("example (105 members)", repo_path(EXAMPLE)),
+        ("github", schema_path(GITHUB)),
+    ] {
+        let on = BenchRouter::start(
+            binary,
+            "on",
+            &schema,
+            json!({ "index": { "cache_dir": cache() } }),
+        )
+        .await;
+        let on_rss = settled_rss(&on).await;
+        drop(on);
+        let off = BenchRouter::start(binary, "off", &schema, json!({ "enabled": false })).await;
+        let off_rss = settled_rss(&off).await;
+        drop(off);
+        println!(
+            "  {label:<36} {:>7.0}  {:>7.0}  {:>7.0}",
+            mb(on_rss),
+            mb(off_rss),
+            mb(on_rss.saturating_sub(off_rss))
+        );
+    }
+}
+
+/// What one flood measured.
+struct Flood {
+    ordinary: Vec<Duration>,
+    ordinary_failed: usize,
+    searches: Vec<Duration>,
+    /// Searches answered with the model (not overloaded).
+    modelled: usize,
+    overloaded: usize,
+    search_failed: usize,
+    wall: Duration,
+}
+
+fn search_body(text: &str) -> Value {
+    json!({
+        "query": "query Find($q: String!) { __search(query: $q, first: 5) { coordinate score } }",
+        "variables": { "q": text },
+    })
+}
+
+/// The ordinary request from one client for `duration`, while `flooders` clients send new
+/// searches as fast as they are answered.
+async fn flood(url: &str, texts: Arc<Vec<String>>, flooders: usize, duration: Duration) -> Flood {
+    let stop = Arc::new(AtomicBool::new(false));
+    let next = Arc::new(AtomicUsize::new(0));
+    let searchers: Vec<_> = (0..flooders)
+        .map(|_| {
+            let (stop, next, texts, url) =
+                (stop.clone(), next.clone(), texts.clone(), url.to_string());
+            tokio::spawn(async move {
+                let client = reqwest::Client::new();
+                let (mut samples, mut modelled, mut overloaded, mut failed) = (Vec::new(), 0, 0, 0);
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let text = format!("{} {i}", texts[i % texts.len()]);
+                    let started = Instant::now();
+                    let answer = match client.post(&url).json(&search_body(&text)).send().await {
+                        Ok(response) if response.status().is_success() => {
+                            response.json::<Value>().await.ok()
+                        }
+                        _ => None,
+                    };
+                    samples.push(started.elapsed());
+                    match answer {
+                        Some(a) if a["errors"].is_null() && a["data"]["__search"].is_array() => {
+                            if a["extensions"]["wayfinder"]["overloaded"] == json!(true) {
+                                overloaded += 1;
+                            } else {
+                                modelled += 1;
+                            }
+                        }
+                        _ => failed += 1,
+                    }
+                }
+                (samples, modelled, overloaded, failed)
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    let (ordinary, ordinary_failed) = ordinary_for(url, duration).await;
+    stop.store(true, Ordering::Relaxed);
+    let wall = started.elapsed();
+    let mut result = Flood {
+        ordinary,
+        ordinary_failed,
+        searches: Vec::new(),
+        modelled: 0,
+        overloaded: 0,
+        search_failed: 0,
+        wall,
+    };
+    for searcher in searchers {
+        let (samples, modelled, overloaded, failed) = searcher.await.expect("a search client");
+        result.searches.extend(samples);
+        result.modelled += modelled;
+        result.overloaded += overloaded;
+        result.search_failed += failed;
+    }
+    result
+}
+
+/// The ordinary request, one at a time, for `duration`: latencies and failures.
+async fn ordinary_for(url: &str, duration: Duration) -> (Vec<Duration>, usize) {
+    let client = reqwest::Client::new();
+    let body = json!({ "query": ORDINARY });
+    let (mut samples, mut failed) = (Vec::new(), 0);
+    let started = Instant::now();
+    while started.elapsed() < duration {
+        let sent = Instant::now();
+        let ok = match client.post(url).json(&body).send().await {
+            Ok(response) if response.status().is_success() => response
+                .json::<Value>()
+                .await
+                .is_ok_and(|a| a["errors"].is_null() && a["data"]["me"]["displayName"].is_string()),
+            _ => false,
+        };
+        samples.push(sent.elapsed());
+        failed += usize::from(!ok);
+        // An agent's gateway also serves paced traffic, not one closed loop.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    (samples, failed)
+}
+
+fn plugin(query_sessions: Option<usize>) -> Value {
+    let mut index = json!({ "cache_dir": cache() });
+    if let Some(sessions) = query_sessions {
+        index["query_sessions"] = json!(sessions);
+    }
+    json!({
+        "index": index,
+        "limits": { "max_search_wait": format!("{MAX_SEARCH_WAIT_MS}ms"), "overload": "lexical" },
+    })
+}
+
+async fn floods(binary: &Path) -> f64 {
+    let example = repo_path(EXAMPLE);
+    let catalog = Catalog::from_file(&example, CatalogOptions::default()).expect("the example");
+    let texts = Arc::new(description_queries(&catalog, 500, 41));
+    let router = BenchRouter::start(binary, "flood", &example, plugin(None)).await;
+    let url = router.process.url.clone();
+    // Warm-up: connections, the model's first runs, every search thread's session.
+    flood(&url, texts.clone(), 4, Duration::from_secs(3)).await;
+
+    let mut pool_rate = 0.0;
+    for clients in [16, 64] {
+        let (alone, alone_failed) = ordinary_for(&url, ALONE).await;
+        let run = flood(&url, texts.clone(), clients, FLOOD).await;
+        let alone_p99 = quantile(&alone, 0.99);
+        let flood_p99 = quantile(&run.ordinary, 0.99);
+        println!(
+            "flood of {clients} search clients, {:.0} s:",
+            run.wall.as_secs_f64()
+        );
+        println!(
+            "  ordinary alone          {}  failed {alone_failed}",
+            p50_p99(&alone)
+        );
+        println!(
+            "  ordinary under flood    {}  failed {}  p99 ratio {:.2}",
+            p50_p99(&run.ordinary),
+            run.ordinary_failed,
+            flood_p99.as_secs_f64() / alone_p99.as_secs_f64()
+        );
+        println!(
+            "  __search                {}  max {:.0} ms  failed {}",
+            p50_p99(&run.searches),
+            run.searches
+                .iter()
+                .max()
+                .map_or(0.0, |d| d.as_secs_f64() * 1e3),
+            run.search_failed
+        );
+        let rate = run.modelled as f64 / run.wall.as_secs_f64();
+        println!(
+            "  with the model {rate:.0}/s, overloaded (lexical) {:.0}/s",
+            run.overloaded as f64 / run.wall.as_secs_f64()
+        );
+        if clients == 16 {
+            pool_rate = rate;
+        }
+    }
+    pool_rate
+}
+
+async fn one_session(binary: &Path, pool_rate: f64) {
+    let example = repo_path(EXAMPLE);
+    let catalog = Catalog::from_file(&example, CatalogOptions::default()).expect("the example");
+    let texts = Arc::new(description_queries(&catalog, 500, 42));
+    let router = BenchRouter::start(binary, "one-session", &example, plugin(Some(1))).await;
+    let url = router.process.url.clone();
+    flood(&url, texts.clone(), 4, Duration::from_secs(3)).await;
+    let run = flood(&url, texts, 16, FLOOD).await;
+    let rate = run.modelled as f64 / run.wall.as_secs_f64();
+    println!(
+        "miss throughput, 16 clients: {pool_rate:.0}/s with the default search threads, {rate:.0}/s with query_sessions: 1 (ratio {:.2})",
+        pool_rate / rate.max(f64::MIN_POSITIVE)
+    );
+}
+
+fn main() {
+    let binary = std::env::var_os("WAYFINDER_ROUTER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_path("target/release/wayfinder-router"));
+    assert!(
+        binary.is_file(),
+        "{} is missing: build it with `cargo build --release --locked -p wayfinder-plugin --bin wayfinder-router` (scripts/bench-load does)",
+        binary.display()
+    );
+    let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    runtime.block_on(async {
+        if only.as_deref().is_none_or(|o| o == "footprint") {
+            footprint(&binary).await;
+        }
+        if only.as_deref().is_none_or(|o| o == "flood") {
+            let pool_rate = floods(&binary).await;
+            one_session(&binary, pool_rate).await;
+        }
+    });
+}

@@ -1,0 +1,280 @@
+//! Hostile load on the real binary: searches from several clients across many supergraph
+//! reloads fail none; an overloaded search is answered lexically or refused, as configured; a
+//! tenant over its quota is refused while another is served.
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::{Response, Router};
+
+const MOCKS: &str = "\
+experimental_mock_subgraphs:
+  accounts:
+    query:
+      me: { __typename: Customer, id: c1, displayName: Ada }
+  catalog:
+    query:
+      authors:
+        - { __typename: Author, id: a1, name: Le Guin }";
+
+const SEARCH: &str = "query($q: String!) { __search(query: $q, first: 5) { coordinate cursor } }";
+const MIXED: &str = "query($q: String!) { __search(query: $q, first: 3) { coordinate } __definitions(coordinates: [\"Book\"]) { ... on __Type { name } } me { displayName } }";
+
+/// Sends `body` once more when the router reset the connection without an answer, as a load
+/// balancer would (the router drops a connection it had accepted but not read when a reload
+/// hands its listener over: apollographql/router#5185).
+async fn post_resending(
+    router: &Router,
+    body: &Value,
+    headers: &[(&str, &str)],
+    resent: &AtomicUsize,
+) -> Result<Response, String> {
+    let mut response = router.try_post(body, headers).await;
+    if response.as_ref().is_err_and(|e| e.status().is_none()) {
+        resent.fetch_add(1, Ordering::Relaxed);
+        response = router.try_post(body, headers).await;
+    }
+    response.map_err(|e| format!("{e:?}"))
+}
+
+/// What is wrong with a search answer, if anything.
+fn search_problem(response: &Response, mixed: bool) -> Option<String> {
+    let text = response.body.to_string();
+    let ok = response.status == 200
+        && response.body["errors"].is_null()
+        && response.data()["__search"].is_array()
+        && !text.contains("INTERNAL_SERVER_ERROR")
+        && (!mixed
+            || (response.data()["me"]["displayName"] == "Ada"
+                && response.data()["__definitions"][0]["name"] == "Book"));
+    (!ok).then(|| format!("{} {text}", response.status))
+}
+
+#[tokio::test]
+async fn twenty_reloads_under_searches_from_several_clients_fail_none() {
+    let mut router = Router::start(&support::example_supergraph(), "", MOCKS).await;
+    // Searches reach the vector shards from the start.
+    router.wait_for_log("index ready").await;
+    let router = Arc::new(router);
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicUsize::new(0));
+    let resent = Arc::new(AtomicUsize::new(0));
+    let clients: Vec<_> = (0..4)
+        .map(|client| {
+            let (router, stop, sent, resent) = (router.clone(), stop.clone(), sent.clone(), resent.clone());
+            tokio::spawn(async move {
+                let mut failures = Vec::new();
+                let mut i = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    i += 1;
+                    // New text each time (each one is embedded), and a few repeated ones (the
+                    // query cache answers: many searches reach the shards at once).
+                    let text = if i % 3 == 0 { "books by an author".to_string() } else { format!("books a customer ordered {client} {i}") };
+                    let mixed = client % 2 == 1;
+                    let body = json!({ "query": if mixed { MIXED } else { SEARCH }, "variables": { "q": text } });
+                    sent.fetch_add(1, Ordering::Relaxed);
+                    match post_resending(&router, &body, &[], &resent).await {
+                        Ok(response) => failures.extend(search_problem(&response, mixed)),
+                        Err(error) => failures.push(error),
+                    }
+                }
+                failures
+            })
+        })
+        .collect();
+
+    // Twenty reloads: descriptions change, a root field comes and goes.
+    let original = std::fs::read_to_string(&router.supergraph).unwrap();
+    let anchor = "  \"\"\"Every author, alphabetically.\"\"\"";
+    assert!(original.contains(anchor), "the fixture has the anchor line");
+    for reload in 1..=20 {
+        let added = reload % 2 == 1;
+        let mut text = original.replace(
+            "alphabetically",
+            &format!("alphabetically (edition {reload})"),
+        );
+        if added {
+            text = text.replacen(
+                &format!("  \"\"\"Every author, alphabetically (edition {reload}).\"\"\""),
+                &format!("  \"\"\"Books that arrived in the shop this week ({reload}).\"\"\"\n  newArrivals: [Book!]! @join__field(graph: CATALOG)\n\n  \"\"\"Every author, alphabetically (edition {reload}).\"\"\""),
+                1,
+            );
+        }
+        std::fs::write(&router.supergraph, &text).unwrap();
+        // The reload is live once `__definitions` sees the field come or go.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let response = router
+                .query(r#"{ __definitions(coordinates: ["Query.newArrivals"]) { ... on __Field { name } } }"#, json!({}), &[])
+                .await;
+            let present = response.data()["__definitions"][0]["name"] == "newArrivals";
+            if present == added {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "reload {reload} never went live:\n{}",
+                router.log()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+
+    stop.store(true, Ordering::Relaxed);
+    let mut failures = Vec::new();
+    for client in clients {
+        failures.extend(client.await.unwrap());
+    }
+    let (sent, resent) = (sent.load(Ordering::Relaxed), resent.load(Ordering::Relaxed));
+    assert!(sent > 200, "only {sent} requests were sent");
+    assert!(
+        failures.is_empty(),
+        "{} of {sent} requests failed: {:?}",
+        failures.len(),
+        &failures[..failures.len().min(3)]
+    );
+    // Each reload hands the listener over once: at most one unanswered request per client each.
+    assert!(
+        resent <= 4 * 20,
+        "{resent} of {sent} requests were never answered"
+    );
+    assert!(
+        !router.log().contains("Reserve capacity"),
+        "{}",
+        router.log()
+    );
+}
+
+/// Sends `count` searches with new text from `clients` clients at once; their answers.
+async fn burst(router: &Arc<Router>, clients: usize, count: usize) -> Vec<Response> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..clients)
+        .map(|_| {
+            let (router, next) = (router.clone(), next.clone());
+            tokio::spawn(async move {
+                let mut answers = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= count {
+                        break answers;
+                    }
+                    let body = json!({ "query": SEARCH, "variables": { "q": format!("orders placed by a loyal customer {i}") } });
+                    answers.push(router.post(&body, &[]).await);
+                }
+            })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for task in tasks {
+        answers.extend(task.await.unwrap());
+    }
+    answers
+}
+
+/// One search thread and no waiting: of sixteen clients searching at once, most find none.
+async fn overloading_router(policy: &str) -> Arc<Router> {
+    let mut router = Router::start_indexing(
+        &support::example_supergraph(),
+        "query_sessions: 1",
+        &format!(
+            "limits: {{ max_pending_searches: 0, max_search_wait: 50ms, overload: {policy} }}"
+        ),
+        MOCKS,
+    )
+    .await;
+    // Only searches with vectors need a search thread.
+    router.wait_for_log("index ready").await;
+    Arc::new(router)
+}
+
+#[tokio::test]
+async fn an_overloaded_search_is_answered_lexically_or_refused_as_configured() {
+    let lexical = overloading_router("lexical").await;
+    let answers = burst(&lexical, 16, 160).await;
+    let overloaded = answers
+        .iter()
+        .filter(|a| a.body["extensions"]["wayfinder"]["overloaded"] == true)
+        .count();
+    for answer in &answers {
+        assert_eq!(search_problem(answer, false), None);
+        // Lexical answers still find something.
+        assert!(
+            !answer.data()["__search"].as_array().unwrap().is_empty(),
+            "{}",
+            answer.body
+        );
+    }
+    assert!(
+        overloaded > 0 && overloaded < answers.len(),
+        "{overloaded} of {} overloaded",
+        answers.len()
+    );
+    drop(lexical);
+
+    let refuse = overloading_router("refuse").await;
+    let answers = burst(&refuse, 16, 160).await;
+    let mut refused = 0;
+    for answer in &answers {
+        if answer.codes() == ["SEARCH_OVERLOADED"] {
+            refused += 1;
+            assert_eq!(answer.status, 200, "{}", answer.body);
+            assert!(answer.data()["__search"].is_null(), "{}", answer.body);
+        } else {
+            assert_eq!(search_problem(answer, false), None);
+        }
+    }
+    assert!(
+        refused > 0 && refused < answers.len(),
+        "{refused} of {} refused",
+        answers.len()
+    );
+}
+
+#[tokio::test]
+async fn a_tenant_over_its_quota_is_refused_while_another_is_served() {
+    let router = Router::start(
+        &support::example_supergraph(),
+        "tenants:\n  contracts:\n    agents: { rate_limit: { capacity: 3, refill: 1, interval: 30s } }\n    staff: {}",
+        MOCKS,
+    )
+    .await;
+    let search = json!({ "query": "{ __search(query: \"books\") { coordinate } }" });
+    let agents = [("x-wayfinder-tenant", "agents")];
+    let staff = [("x-wayfinder-tenant", "staff")];
+    for _ in 0..3 {
+        let served = router.post(&search, &agents).await;
+        assert_eq!(search_problem(&served, false), None);
+    }
+    let limited = router.post(&search, &agents).await;
+    assert_eq!(
+        (limited.status, limited.codes()),
+        (429, vec!["SEARCH_RATE_LIMITED".to_string()]),
+        "{}",
+        limited.body
+    );
+    let retry = limited.body["errors"][0]["extensions"]["retryAfterMs"]
+        .as_u64()
+        .unwrap();
+    assert!(retry > 0 && retry <= 30_000, "{retry}");
+    // Ordinary requests are not counted, and the other tenant is served all along.
+    let ordinary = router
+        .query("{ me { displayName } }", json!({}), &agents)
+        .await;
+    assert_eq!(
+        ordinary.data()["me"]["displayName"],
+        "Ada",
+        "{}",
+        ordinary.body
+    );
+    for _ in 0..10 {
+        let served = router.post(&search, &staff).await;
+        assert_eq!(search_problem(&served, false), None);
+    }
+    let still = router.post(&search, &agents).await;
+    assert_eq!(still.codes(), ["SEARCH_RATE_LIMITED"]);
+}
