@@ -85,8 +85,10 @@ impl Drop for BenchRouter {
     }
 }
 
-fn cache() -> PathBuf {
-    repo_path("target/wayfinder-bench-cache")
+/// A cache folder per schema: RSS must not count vectors of other schemas (the cache file is
+/// read whole at start; issue 43).
+fn cache(schema: &str) -> PathBuf {
+    repo_path("target/wayfinder-load-cache").join(schema)
 }
 
 /// RSS settles a moment after indexing ends (workers stop, memory is returned).
@@ -101,15 +103,15 @@ fn mb(bytes: u64) -> f64 {
 
 async fn footprint(binary: &Path) {
     println!("footprint: RSS once indexed (MB)         on      off    added");
-    for (label, schema) in [
-        ("example (105 members)", repo_path(EXAMPLE)),
-        ("github", schema_path(GITHUB)),
+    for (label, name, schema) in [
+        ("example (105 members)", "example", repo_path(EXAMPLE)),
+        ("github", "github", schema_path(GITHUB)),
     ] {
         let on = BenchRouter::start(
             binary,
             "on",
             &schema,
-            json!({ "index": { "cache_dir": cache() } }),
+            json!({ "index": { "cache_dir": cache(name) } }),
         )
         .await;
         let on_rss = settled_rss(&on).await;
@@ -230,7 +232,7 @@ async fn ordinary_for(url: &str, duration: Duration) -> (Vec<Duration>, usize) {
 }
 
 fn plugin(query_sessions: Option<usize>) -> Value {
-    let mut index = json!({ "cache_dir": cache() });
+    let mut index = json!({ "cache_dir": cache("example") });
     if let Some(sessions) = query_sessions {
         index["query_sessions"] = json!(sessions);
     }
@@ -293,7 +295,7 @@ async fn floods(binary: &Path) -> f64 {
 async fn one_session(binary: &Path, pool_rate: f64) {
     let example = repo_path(EXAMPLE);
     let catalog = Catalog::from_file(&example, CatalogOptions::default()).expect("the example");
-    let texts = Arc::new(description_queries(&catalog, 500, 42));
+    let texts = Arc::new(description_queries(&catalog, 500, 41));
     let router = BenchRouter::start(binary, "one-session", &example, plugin(Some(1))).await;
     let url = router.process.url.clone();
     flood(&url, texts.clone(), 4, Duration::from_secs(3)).await;

@@ -196,8 +196,8 @@ impl Default for Limits {
             max_batch: 16,
             max_coordinates: 100,
             max_fields: 8,
-            max_pending_searches: Admission::default().max_pending,
-            max_search_wait: Admission::default().max_wait,
+            max_pending_searches: 32,
+            max_search_wait: Duration::from_millis(500),
             overload: OverloadPolicy::default(),
         }
     }
@@ -359,6 +359,17 @@ impl Config {
             }
             if limit.interval.is_zero() {
                 return Err(invalid(&key("interval"), "must be longer than 0"));
+            }
+            // An operation the bucket can never hold would be told to retry forever.
+            if (limit.capacity as usize) < self.limits.max_fields {
+                return Err(invalid(
+                    &key("capacity"),
+                    format!(
+                        "must be at least limits.max_fields ({}), the most fields one operation \
+                         may take, got {}",
+                        self.limits.max_fields, limit.capacity
+                    ),
+                ));
             }
         }
         if let Some(default) = &tenants.default {

@@ -2,13 +2,14 @@
 //! by every operation that uses `__search` or `__definitions`, one token per such field.
 //!
 //! Buckets are keyed by tenant, so one tenant's agents running in a loop empty only their own
-//! bucket. They live in a process-wide registry, not in the plugin instance: the router builds
-//! a new instance on every reload, and a bucket refilled by each reload would be no quota. A
-//! reload keeps the buckets whose settings it keeps and drops the others.
+//! bucket. The router builds a new plugin instance on every reload, and a bucket refilled by
+//! each reload would be no quota: a process-wide registry finds the bucket a live instance
+//! holds for the same tenant and settings, and the new instance shares it. A bucket no instance
+//! holds any more (its settings changed, or its tenant is gone) goes with the last one.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
@@ -19,8 +20,9 @@ use crate::error::{Code, RequestError};
 
 type Bucket = Arc<DefaultDirectRateLimiter>;
 
-/// The buckets of the latest configuration, by tenant and settings.
-static BUCKETS: Mutex<Option<HashMap<(String, RateLimit), Bucket>>> = Mutex::new(None);
+/// The buckets plugin instances hold, by tenant and settings.
+static BUCKETS: Mutex<Option<HashMap<(String, RateLimit), Weak<DefaultDirectRateLimiter>>>> =
+    Mutex::new(None);
 
 /// The quotas of one plugin instance.
 #[derive(Default)]
@@ -33,8 +35,8 @@ impl Quotas {
     /// settings did not change.
     pub fn new(tenants: Option<&Tenants>) -> Self {
         let mut registry = BUCKETS.lock().unwrap_or_else(|p| p.into_inner());
-        let previous = registry.take().unwrap_or_default();
-        let mut kept = HashMap::new();
+        let registry = registry.get_or_insert_with(HashMap::new);
+        registry.retain(|_, bucket| bucket.strong_count() > 0);
         let mut buckets = HashMap::new();
         let limited = tenants
             .into_iter()
@@ -42,14 +44,13 @@ impl Quotas {
             .filter_map(|(name, contract)| Some((name, contract.rate_limit?)));
         for (name, limit) in limited {
             let key = (name.clone(), limit);
-            let bucket = previous
+            let bucket = registry
                 .get(&key)
-                .cloned()
+                .and_then(Weak::upgrade)
                 .unwrap_or_else(|| Arc::new(RateLimiter::direct(quota(&limit))));
-            buckets.insert(name.clone(), (limit, Arc::clone(&bucket)));
-            kept.insert(key, bucket);
+            registry.insert(key, Arc::downgrade(&bucket));
+            buckets.insert(name.clone(), (limit, bucket));
         }
-        *registry = Some(kept);
         Quotas { buckets }
     }
 
@@ -132,36 +133,53 @@ mod tests {
     }
 
     #[test]
-    fn a_tenant_over_its_bucket_waits_and_others_do_not() {
-        let limit = RateLimit {
+    fn a_tenant_over_its_bucket_is_refused_and_others_are_not() {
+        // Refills far slower than the test runs, however loaded the machine.
+        let hourly = RateLimit {
             capacity: 3,
             refill: 1,
-            interval: Duration::from_millis(200),
+            interval: Duration::from_secs(3600),
         };
-        let quotas = Quotas::new(Some(&tenants(limit)));
+        let quotas = Quotas::new(Some(&tenants(hourly)));
         quotas.take("noisy", 2).unwrap();
         quotas.take("noisy", 1).unwrap();
         let refused = quotas.take("noisy", 1).unwrap_err();
         assert_eq!(refused.code, Code::RateLimited);
         let wait = refused.retry_after.unwrap();
         assert!(
-            wait > Duration::ZERO && wait <= Duration::from_millis(201),
+            wait > Duration::from_secs(3000) && wait <= Duration::from_secs(3601),
             "{wait:?}"
         );
         for _ in 0..100 {
             quotas.take("quiet", 8).unwrap();
         }
-        std::thread::sleep(wait);
-        quotas.take("noisy", 1).unwrap();
-        assert!(quotas.take("noisy", 4).unwrap_err().retry_after.is_none());
 
-        // A reload with the same settings keeps the (empty) bucket; new settings start full.
-        let reloaded = Quotas::new(Some(&tenants(limit)));
+        // A reload with the same settings shares the (empty) bucket; new settings start full.
+        let reloaded = Quotas::new(Some(&tenants(hourly)));
         assert!(reloaded.take("noisy", 1).is_err());
         let changed = Quotas::new(Some(&tenants(RateLimit {
             capacity: 4,
-            ..limit
+            ..hourly
         })));
         changed.take("noisy", 4).unwrap();
+        // Once no instance holds a bucket, it is gone.
+        drop((quotas, reloaded));
+        let again = Quotas::new(Some(&tenants(hourly)));
+        again.take("noisy", 3).unwrap();
+    }
+
+    #[test]
+    fn a_bucket_refills_as_configured() {
+        let fast = RateLimit {
+            capacity: 1,
+            refill: 1,
+            interval: Duration::from_millis(100),
+        };
+        let quotas = Quotas::new(Some(&tenants(fast)));
+        quotas.take("noisy", 1).unwrap();
+        let wait = quotas.take("noisy", 1).unwrap_err().retry_after.unwrap();
+        assert!(wait <= Duration::from_millis(101), "{wait:?}");
+        std::thread::sleep(wait);
+        quotas.take("noisy", 1).unwrap();
     }
 }

@@ -239,7 +239,7 @@ async fn an_overloaded_search_is_answered_lexically_or_refused_as_configured() {
 async fn a_tenant_over_its_quota_is_refused_while_another_is_served() {
     let router = Router::start(
         &support::example_supergraph(),
-        "tenants:\n  contracts:\n    agents: { rate_limit: { capacity: 3, refill: 1, interval: 30s } }\n    staff: {}",
+        "limits: { max_fields: 2 }\ntenants:\n  contracts:\n    agents: { rate_limit: { capacity: 3, refill: 1, interval: 30s } }\n    staff: {}",
         MOCKS,
     )
     .await;

@@ -14,8 +14,8 @@
 //! keeps up to `max_paths` paths that reach it, each through a different last step, which keeps
 //! the paths of its members varied. Interfaces that no field returns are reached through their
 //! implementers. Members' paths are the paths of their type (or field) plus themselves. A path
-//! never reaches a type it has already passed through, so no coordinate appears twice in one
-//! path.
+//! is never extended to a type one of whose members it already passed through, so no coordinate
+//! appears twice in one path.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

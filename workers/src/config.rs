@@ -81,7 +81,8 @@ pub struct EngineConfig {
     #[serde(default = "default_query_cache")]
     pub query_cache: usize,
     /// Threads that run searches, each with its own ONNX session to embed questions (loaded on
-    /// first need). At least one; default the machine's cores.
+    /// first need). At least one, at most the machine's cores (the work is all CPU); default
+    /// the machine's cores.
     #[serde(default = "default_workers")]
     pub query_sessions: usize,
 }
@@ -94,20 +95,19 @@ pub struct EngineConfig {
 pub const BACKGROUND_NICENESS: i32 = 10;
 
 /// What a search does when it cannot have a search thread in time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overload {
     /// Answer from the lexical index alone, without the model, and say so.
-    #[default]
     Lexical,
     /// Refuse the search (`SearchError::Overloaded`).
     Refuse,
 }
 
 /// How long a search may wait for a search thread, and what it does when it cannot have one.
-/// Waiting is bounded both in count and in time, so a burst of searches never builds a queue
-/// that outlives it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A gateway bounds both, so a burst of searches never builds a queue that outlives it (the
+/// router plugin's `limits`); the default waits as long as it takes, as the CLI and the
+/// evaluation want every answer from the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Admission {
     /// Searches that may wait for a thread at once; one more is overloaded at once.
     pub max_pending: usize,
@@ -119,9 +119,9 @@ pub struct Admission {
 impl Default for Admission {
     fn default() -> Self {
         Admission {
-            max_pending: 32,
-            max_wait: Duration::from_millis(500),
-            overload: Overload::Lexical,
+            max_pending: usize::MAX,
+            max_wait: Duration::MAX,
+            overload: Overload::Refuse,
         }
     }
 }
@@ -158,5 +158,10 @@ impl EngineConfig {
     /// Worker threads actually started: at least one, at most the machine's cores.
     pub fn worker_threads(&self) -> usize {
         self.workers.clamp(1, available_cores())
+    }
+
+    /// Search threads actually started: at least one, at most the machine's cores.
+    pub fn search_threads(&self) -> usize {
+        self.query_sessions.clamp(1, available_cores())
     }
 }

@@ -265,8 +265,6 @@ impl Coordinator {
                 tracing::warn!(%error, "cannot save the vector cache");
                 report.warnings.push(error.to_string());
             }
-            // Builds of a superseded catalog still running keep the workers until they end.
-            context.pool.stop();
         }
         report.seconds = active.request.started.elapsed().as_secs_f64();
         tracing::info!(

@@ -77,22 +77,7 @@ pub enum SearchError {
     #[error(transparent)]
     Vector(#[from] VectorError),
     #[error("the search is refused: the gateway is busy with other searches ({0}); retry later")]
-    Overloaded(OverloadReason),
-}
-
-/// Why a search was overloaded, for its error message.
-#[derive(Debug, Clone, Copy)]
-pub struct OverloadReason(pub Overloaded);
-
-impl std::fmt::Display for OverloadReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            Overloaded::Queue { pending } => write!(f, "{pending} searches already wait"),
-            Overloaded::Wait { waited } => {
-                write!(f, "it waited {} ms for a search thread", waited.as_millis())
-            }
-        }
-    }
+    Overloaded(Overloaded),
 }
 
 /// One `__search` call.
@@ -261,7 +246,7 @@ impl Engine {
                 let capacity =
                     NonZeroUsize::new(config.query_cache.max(1)).unwrap_or(NonZeroUsize::MIN);
                 let vocabulary = Arc::new(embedder.whole_words());
-                let pool = SearchPool::new(config.model.clone(), embedder, config.query_sessions)
+                let pool = SearchPool::new(config.model.clone(), embedder, config.search_threads())
                     .map_err(EngineError::Thread)?;
                 let query = QueryEncoder {
                     vocabulary,
@@ -287,7 +272,7 @@ impl Engine {
         let model = config.model.clone();
         let batch_size = config.batch_size;
         let graphs = config.cache_dir.clone();
-        let searchers = config.query_sessions.max(1);
+        let searchers = config.search_threads();
         let reason = model_error.as_ref().map(ToString::to_string);
         let embed_workers = Workers::default();
         let pool_workers = embed_workers.clone();
@@ -491,9 +476,18 @@ impl Engine {
             m => m.unwrap_or(0.0) as f32,
         };
         let fingerprint = request_fingerprint(request);
-        let offset = match request.after {
-            Some(cursor) => self.cursors.decode(cursor, generation.id, fingerprint)?,
-            None => 0,
+        let lexical_fingerprint = fingerprint ^ LEXICAL_PAGES;
+        let (offset, lexical_pages) = match request.after {
+            None => (0, false),
+            Some(cursor) => match self.cursors.decode(cursor, generation.id, fingerprint) {
+                Ok(offset) => (offset, false),
+                Err(CursorError::OtherSearch) => (
+                    self.cursors
+                        .decode(cursor, generation.id, lexical_fingerprint)?,
+                    true,
+                ),
+                Err(error) => return Err(error.into()),
+            },
         };
         let visibility = Visibility::of(
             request
@@ -507,6 +501,17 @@ impl Engine {
             fingerprint,
             visibility,
         };
+        let lexically = |mut page: Page, overloaded: Option<Overloaded>| {
+            page.fingerprint = lexical_fingerprint;
+            let mut results = self.rank(request, &generation, page, None)?;
+            results.mode = SearchMode::Lexical;
+            results.overloaded = overloaded;
+            Ok(results)
+        };
+        // The next page of an overloaded search is ranked as its first page was.
+        if lexical_pages {
+            return lexically(page, None);
+        }
         // Lexical work alone runs where it was asked; work with the model and the vector
         // shards runs on a search thread, when one is free in time.
         let encoder = self
@@ -523,13 +528,10 @@ impl Engine {
         match ranked {
             Ok(results) => results,
             Err(overloaded) => match admission.overload {
-                Overload::Refuse => Err(SearchError::Overloaded(OverloadReason(overloaded))),
+                Overload::Refuse => Err(SearchError::Overloaded(overloaded)),
                 Overload::Lexical => {
                     tracing::Span::current().record("overloaded", true);
-                    let mut results = self.rank(request, &generation, page, None)?;
-                    results.mode = SearchMode::Lexical;
-                    results.overloaded = Some(overloaded);
-                    Ok(results)
+                    lexically(page, Some(overloaded))
                 }
             },
         }
@@ -777,6 +779,11 @@ impl Drop for Engine {
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+/// Cursors of pages answered lexically because the search was overloaded are bound to the
+/// request's fingerprint with these bits flipped, so the next page is ranked the same way
+/// rather than read as an offset into the model's ranking.
+const LEXICAL_PAGES: u64 = 0x6c65_7869_6361_6c21;
 
 /// Where a page starts and what it may show, read from a request before ranking.
 #[derive(Clone)]

@@ -17,14 +17,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::{
-    Actor, ActorFutureExt as _, AtomicResponse, Context, Handler, Message, WrapFuture as _,
+    Actor, ActorFutureExt as _, Addr, AtomicResponse, Context, Handler, Message, WrapFuture as _,
 };
 use futures_util::StreamExt as _;
 use tracing::Instrument as _;
 
 use crate::cache::{save_unsaved, Claim, VectorCache};
 use crate::document::{distinct_texts, Document, Text};
-use crate::pool::{EmbedPool, EmbedTexts};
+use crate::pool::{EmbedPool, EmbedTexts, EmbedWorker};
 use crate::status::Progress;
 use crate::vector::{ShardFile, VectorError, VectorShard};
 
@@ -131,6 +131,7 @@ async fn build(
     // in) are awaited, not embedded twice; one whose claimer failed is claimed again.
     let mut waiting = texts.clone();
     let mut embedded = 0;
+    let mut lease = None;
     loop {
         let mut mine = Vec::new();
         {
@@ -153,7 +154,9 @@ async fn build(
                 cache: &context.cache,
                 texts: &mine,
             };
-            embed(&name, &context, &mine, &with_tokens).await?;
+            // Held until the build ends: a build waiting on another's claims embeds again soon.
+            let workers = &lease.get_or_insert_with(|| context.pool.lease()).workers;
+            embed(&name, &context, workers, &mine, &with_tokens).await?;
             drop(claims);
             embedded += mine.len();
         } else if waiting.is_empty() {
@@ -163,6 +166,8 @@ async fn build(
         }
     }
 
+    // The graph is built without the workers: they may stop meanwhile.
+    drop(lease);
     let (entries, tokens) = {
         let cache = lock(&context.cache)?;
         let mut entries: Vec<(u64, Arc<[f32]>)> = Vec::new();
@@ -248,6 +253,7 @@ fn shard_for(
 async fn embed(
     name: &str,
     context: &IndexerContext,
+    pool: &Addr<EmbedWorker>,
     texts: &[&Text],
     with_tokens: &HashSet<u128>,
 ) -> Result<(), String> {
@@ -255,7 +261,6 @@ async fn embed(
         .progress
         .to_embed
         .fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
-    let pool = context.pool.workers();
     let mut replies = futures_util::stream::iter(texts.chunks(context.batch_size.max(1)))
         .map(|batch| {
             let strings = batch.iter().map(|text| text.text.to_string()).collect();

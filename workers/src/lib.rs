@@ -31,8 +31,7 @@ pub mod visibility;
 pub use config::{Admission, EngineConfig, ModelConfig, Overload, Pooling};
 pub use embed::{close_runtime, EXIT_WAIT};
 pub use engine::{
-    Engine, EngineError, OverloadReason, Published, SearchError, SearchHit, SearchRequest,
-    SearchResults, Swap,
+    Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults, Swap,
 };
 pub use generation::{Generation, SearchMode};
 pub use ranking::Fusion;

@@ -6,9 +6,9 @@
 //! to the indexer that sent it. A model that cannot load at all leaves every worker answering
 //! with that load error, so indexing fails cleanly and search stays lexical.
 //!
-//! Lifetime: the workers are started by the first batch of an indexing run and stopped when the
-//! run ends ([`EmbedPool::stop`]): each drops its session and gives the memory back to the
-//! system, so a router that is not indexing holds no indexing session. They run at a lower
+//! Lifetime: the workers are started when a shard build first needs them and stopped when the
+//! last build holding them ends ([`EmbedPool::lease`]): each drops its session and gives the
+//! memory back to the system, so a router that is not indexing holds no indexing session. They run at a lower
 //! priority than the router's own threads ([`crate::config::BACKGROUND_NICENESS`]), so a reload
 //! under load does not slow ordinary requests.
 //!
@@ -96,12 +96,20 @@ impl Workers {
     }
 }
 
-/// The embedding workers of an engine, started on demand and stopped when idle.
+/// The embedding workers of an engine, started on demand and stopped when no build needs them.
 pub struct EmbedPool {
     model: ModelConfig,
     threads: usize,
     workers: Workers,
-    running: Mutex<Option<Addr<EmbedWorker>>>,
+    /// The running workers and how many leases hold them.
+    running: Mutex<(usize, Option<Addr<EmbedWorker>>)>,
+}
+
+/// A shard build's hold on the workers; the last one dropped lets them stop once the batches
+/// already sent are done.
+pub struct Lease<'a> {
+    pool: &'a EmbedPool,
+    pub workers: Addr<EmbedWorker>,
 }
 
 impl EmbedPool {
@@ -110,22 +118,32 @@ impl EmbedPool {
             model,
             threads: threads.max(1),
             workers: workers.clone(),
-            running: Mutex::new(None),
+            running: Mutex::new((0, None)),
         }
     }
 
     /// The running workers, started now if they are not (call it inside the actor system).
-    pub fn workers(&self) -> Addr<EmbedWorker> {
+    pub fn lease(&self) -> Lease<'_> {
         let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        running
+        running.0 += 1;
+        let workers = running
+            .1
             .get_or_insert_with(|| start(self.model.clone(), self.threads, &self.workers))
-            .clone()
+            .clone();
+        Lease {
+            pool: self,
+            workers,
+        }
     }
+}
 
-    /// Lets the workers stop once the batches already sent are done.
-    pub fn stop(&self) {
-        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        *running = None;
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        let mut running = self.pool.running.lock().unwrap_or_else(|p| p.into_inner());
+        running.0 -= 1;
+        if running.0 == 0 {
+            running.1 = None;
+        }
     }
 }
 

@@ -3,39 +3,74 @@
 //!
 //! Searches arrive from any thread (the router's blocking pool, the CLI) and wait here for one of
 //! `query_sessions` threads. Waiting is bounded in count ([`Admission::max_pending`]) and in time
-//! ([`Admission::max_wait`]); a search over either bound is not run here, and the engine answers
-//! it as [`Admission::overload`] says. So a burst of searches cannot build a queue, and the work
-//! the engine does at once is bounded by the thread count, which is also the number of searches a
-//! vector shard is prepared to serve at once (usearch refuses more).
+//! ([`Admission::max_wait`]), on the caller's side: a search is handed to a thread only once one
+//! is free, so the time it waits is the time it waits for a permit. A search over either bound
+//! is not run here, and the engine answers it as [`Admission::overload`] says. So a burst of
+//! searches cannot build a queue, the model and the vector shards are used by at most the thread
+//! count at once, and that is also the number of searches a vector shard is prepared to serve at
+//! once (usearch refuses more).
 //!
 //! The threads run at a lower priority than the router's own ([`BACKGROUND_NICENESS`]): under a
 //! flood of searches the cores still go first to ordinary requests. Sessions are loaded on first
-//! need, so a router that searches little holds one.
+//! need; one is kept, the others are dropped after [`SESSION_IDLE`] unused, so a router that
+//! searched in a burst gives their memory back.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::cell::Cell;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use crate::config::{Admission, ModelConfig, BACKGROUND_NICENESS};
 use crate::embed::{EmbedError, Embedder};
 
+/// How long a query session beyond the first may stay unused before it is dropped.
+pub const SESSION_IDLE: Duration = Duration::from_secs(60);
+
 /// Why a search did not get a search thread.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Overloaded {
     /// `max_pending` searches were already waiting.
-    Queue { pending: usize },
+    Queue { max_pending: usize },
     /// The search waited `max_wait` without a thread.
     Wait { waited: Duration },
 }
 
+impl std::fmt::Display for Overloaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Overloaded::Queue { max_pending } => {
+                write!(f, "{max_pending} searches already wait for a search thread")
+            }
+            Overloaded::Wait { waited } => {
+                write!(f, "it waited {} ms for a search thread", waited.as_millis())
+            }
+        }
+    }
+}
+
 pub(crate) struct SearchPool {
     threads: rayon::ThreadPool,
+    state: Arc<Shared>,
+}
+
+struct Shared {
     size: usize,
     model: ModelConfig,
-    /// Sessions no search holds now.
-    idle: Mutex<Vec<Embedder>>,
-    /// Searches admitted and not yet done (waiting or running).
-    admitted: AtomicUsize,
+    slots: Mutex<Slots>,
+    /// Signalled when a search gives its thread back.
+    freed: Condvar,
+    /// Signalled when the pool is dropped, for the reaper.
+    closing: Condvar,
+}
+
+struct Slots {
+    /// Searches holding a thread.
+    running: usize,
+    /// Searches waiting for one.
+    waiting: usize,
+    /// Sessions no search holds, with when each was last given back.
+    idle: Vec<(Embedder, Instant)>,
+    /// The pool is dropped: the reaper leaves.
+    closed: bool,
 }
 
 impl SearchPool {
@@ -48,13 +83,24 @@ impl SearchPool {
             .start_handler(|_| lower_priority())
             .build()
             .map_err(|e| format!("cannot start the search threads: {e}"))?;
-        Ok(SearchPool {
-            threads,
+        let state = Arc::new(Shared {
             size,
             model,
-            idle: Mutex::new(vec![first]),
-            admitted: AtomicUsize::new(0),
-        })
+            slots: Mutex::new(Slots {
+                running: 0,
+                waiting: 0,
+                idle: vec![(first, Instant::now())],
+                closed: false,
+            }),
+            freed: Condvar::new(),
+            closing: Condvar::new(),
+        });
+        let weak = Arc::downgrade(&state);
+        std::thread::Builder::new()
+            .name("wayfinder-sessions".into())
+            .spawn(move || reap_idle_sessions(weak))
+            .map_err(|e| format!("cannot start the session reaper: {e}"))?;
+        Ok(SearchPool { threads, state })
     }
 
     /// Runs `search` on a search thread with a session (an `Err` when no session could be
@@ -64,46 +110,125 @@ impl SearchPool {
         admission: &Admission,
         search: impl FnOnce(Result<&mut Embedder, EmbedError>) -> R + Send,
     ) -> Result<R, Overloaded> {
-        let admitted = self.admitted.fetch_add(1, Ordering::SeqCst);
-        let _done = Done(&self.admitted);
-        let pending = admitted.saturating_sub(self.size);
-        if admitted >= self.size && pending >= admission.max_pending {
-            return Err(Overloaded::Queue { pending });
-        }
-        let queued = Instant::now();
+        let shared = &*self.state;
+        let session = {
+            let mut slots = shared.lock();
+            if slots.running >= shared.size {
+                if slots.waiting >= admission.max_pending {
+                    return Err(Overloaded::Queue {
+                        max_pending: admission.max_pending,
+                    });
+                }
+                slots.waiting += 1;
+                let queued = Instant::now();
+                while slots.running >= shared.size {
+                    let waited = queued.elapsed();
+                    let left = admission.max_wait.saturating_sub(waited);
+                    if left.is_zero() {
+                        slots.waiting -= 1;
+                        return Err(Overloaded::Wait { waited });
+                    }
+                    slots = shared
+                        .freed
+                        .wait_timeout(slots, left)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+                slots.waiting -= 1;
+            }
+            slots.running += 1;
+            slots.idle.pop().map(|(session, _)| session)
+        };
+        let permit = Permit(shared);
         let span = tracing::Span::current();
-        self.threads.install(move || {
-            let waited = queued.elapsed();
-            if waited > admission.max_wait {
-                return Err(Overloaded::Wait { waited });
-            }
+        let (result, session) = self.threads.install(move || {
             let _entered = span.enter();
-            let session = self.idle.lock().ok().and_then(|mut idle| idle.pop());
-            let mut session = match session {
-                Some(session) => Ok(session),
-                None => Embedder::load(&self.model, 1),
-            };
+            let mut session = session.map_or_else(|| Embedder::load(&shared.model, 1), Ok);
             let result = search(session.as_mut().map_err(|e| e.clone()));
-            if let (Ok(session), Ok(mut idle)) = (session, self.idle.lock()) {
-                idle.push(session);
-            }
-            Ok(result)
-        })
+            (result, session.ok())
+        });
+        if let Some(session) = session {
+            shared.lock().idle.push((session, Instant::now()));
+        }
+        drop(permit);
+        Ok(result)
     }
 }
 
-/// Counts a search out of the admitted ones, however it ends.
-struct Done<'a>(&'a AtomicUsize);
-
-impl Drop for Done<'_> {
+impl Drop for SearchPool {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.state.lock().closed = true;
+        self.state.closing.notify_all();
     }
 }
 
-/// Lowers the calling thread's scheduling priority by [`BACKGROUND_NICENESS`] (Linux: the nice
-/// value of a thread id is the thread's own). Best effort: a failure only leaves it as it was.
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Slots> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A search's hold on a thread, given back however the search ends.
+struct Permit<'a>(&'a Shared);
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        self.0.lock().running -= 1;
+        self.0.freed.notify_one();
+    }
+}
+
+/// Drops the sessions beyond the first that no search used for [`SESSION_IDLE`], until the
+/// pool is dropped.
+fn reap_idle_sessions(shared: Weak<Shared>) {
+    loop {
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let stale: Vec<Embedder> = {
+            let mut slots = shared.lock();
+            if slots.closed {
+                return;
+            }
+            // The most recently given back is kept whatever its age.
+            slots
+                .idle
+                .sort_by_key(|(_, since)| std::cmp::Reverse(*since));
+            let keep = slots
+                .idle
+                .iter()
+                .skip(1)
+                .position(|(_, since)| since.elapsed() >= SESSION_IDLE)
+                .map_or(slots.idle.len(), |stale| stale + 1);
+            slots
+                .idle
+                .drain(keep..)
+                .map(|(session, _)| session)
+                .collect()
+        };
+        if !stale.is_empty() {
+            drop(stale);
+            crate::pool::release_free_memory();
+        }
+        let slots = shared.lock();
+        if slots.closed {
+            return;
+        }
+        let _ = shared.closing.wait_timeout(slots, SESSION_IDLE / 4);
+    }
+}
+
+thread_local! {
+    static LOWERED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Lowers the calling thread's scheduling priority by [`BACKGROUND_NICENESS`], once per thread
+/// (Linux: the nice value of a thread id is the thread's own). Best effort: a failure only leaves
+/// it as it was.
 pub(crate) fn lower_priority() {
+    if LOWERED.with(|lowered| lowered.replace(true)) {
+        return;
+    }
     #[cfg(target_os = "linux")]
     // SAFETY: plain system calls on the calling thread's own id.
     unsafe {
@@ -117,19 +242,22 @@ pub(crate) fn lower_priority() {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
+    fn own_nice() -> i32 {
+        unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::syscall(libc::SYS_gettid) as _) }
+    }
+
     #[test]
-    fn lowering_priority_raises_the_threads_nice_value_only() {
-        let before = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    fn a_thread_lowers_its_own_priority_once() {
+        let before = own_nice();
         let lowered = std::thread::spawn(|| {
             super::lower_priority();
-            let thread = unsafe { libc::syscall(libc::SYS_gettid) } as libc::id_t;
-            unsafe { libc::getpriority(libc::PRIO_PROCESS, thread) }
+            super::lower_priority();
+            own_nice()
         })
         .join()
         .unwrap();
         assert_eq!(lowered, (before + super::BACKGROUND_NICENESS).min(19));
-        assert_eq!(unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }, before);
     }
 }
