@@ -1,8 +1,8 @@
 //! Hostile load (issue 41), against the real `wayfinder-router` (release) on 127.0.0.1:
 //!
-//! 1. Footprint: RSS once started and fully indexed, with `wayfinder.search` on and with
-//!    `enabled: false`, on the bundled example and on github, in the same run. The "added" RSS is
-//!    on minus off.
+//! 1. Footprint: RSS once started and fully indexed from an empty vector cache (so after an
+//!    indexing run, as a new pod), with `wayfinder.search` on and with `enabled: false`, on the
+//!    bundled example and on github, in the same run. The "added" RSS is on minus off.
 //! 2. Flood: 16 and then 64 clients send `__search` with new text each time (every search embeds
 //!    its question) while one client sends the ordinary request `{ me { displayName } }`; the
 //!    ordinary request's latency is also measured alone, on the same router, just before. Search
@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 use wayfinder_bench::{description_queries, p50_p99, quantile};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
 use wayfinder_tests::router::{free_port, RouterProcess};
-use wayfinder_tests::{repo_path, schema_path};
+use wayfinder_tests::{repo_path, schema_path, single_subgraph_supergraph};
 
 const EXAMPLE: &str = "examples/bookshop/supergraph.graphql";
 const GITHUB: &str = "monolithic/github/schema.graphql";
@@ -91,6 +91,13 @@ fn cache(schema: &str) -> PathBuf {
     repo_path("target/wayfinder-load-cache").join(schema)
 }
 
+/// A monolithic schema as a supergraph the router runs, in a temporary file.
+fn servable(schema: &Path) -> PathBuf {
+    let copy = std::env::temp_dir().join(format!("wayfinder-load-{}.graphql", std::process::id()));
+    std::fs::write(&copy, single_subgraph_supergraph(schema)).expect("writes the supergraph");
+    copy
+}
+
 /// RSS settles a moment after indexing ends (workers stop, memory is returned).
 async fn settled_rss(router: &BenchRouter) -> u64 {
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -105,17 +112,20 @@ async fn footprint(binary: &Path) {
     println!("footprint: RSS once indexed (MB)         on      off    added");
     for (label, name, schema) in [
         ("example (105 members)", "example", repo_path(EXAMPLE)),
-        ("github", "github", schema_path(GITHUB)),
+        ("github", "github", servable(&schema_path(GITHUB))),
     ] {
+        let empty = cache(&format!("empty-{name}"));
+        let _ = std::fs::remove_dir_all(&empty);
         let on = BenchRouter::start(
             binary,
             "on",
             &schema,
-            json!({ "index": { "cache_dir": cache(name) } }),
+            json!({ "index": { "cache_dir": empty } }),
         )
         .await;
         let on_rss = settled_rss(&on).await;
         drop(on);
+        let _ = std::fs::remove_dir_all(&empty);
         let off = BenchRouter::start(binary, "off", &schema, json!({ "enabled": false })).await;
         let off_rss = settled_rss(&off).await;
         drop(off);

@@ -148,3 +148,120 @@ pub fn temp_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     dir
 }
+
+/// A monolithic schema as a supergraph of one subgraph (`monolith`, at an address nobody
+/// serves), so the router can run it: its API schema as the catalog reads it (github's file
+/// repeats two fields, which the router refuses), with every type joined to that subgraph.
+pub fn single_subgraph_supergraph(schema: &Path) -> String {
+    use apollo_compiler::ast::{Argument, Directive, Value};
+    use apollo_compiler::schema::{Component, ExtendedType};
+    use apollo_compiler::{Name, Node};
+
+    let catalog = Catalog::from_file(schema, CatalogOptions::default())
+        .unwrap_or_else(|error| panic!("{} does not load: {error}", schema.display()));
+    let mut api = catalog.api_schema().as_ref().clone().into_inner();
+    let graph = |name: &str, extra: Option<(&str, &str)>| {
+        let mut arguments = vec![Node::new(Argument {
+            name: Name::new_unchecked("graph"),
+            value: Node::new(Value::Enum(Name::new_unchecked("MONOLITH"))),
+        })];
+        if let Some((key, value)) = extra {
+            arguments.push(Node::new(Argument {
+                name: Name::new_unchecked(key),
+                value: Node::new(Value::String(value.into())),
+            }));
+        }
+        Component::new(Directive {
+            name: Name::new_unchecked(name),
+            arguments,
+        })
+    };
+    for ty in api.types.values_mut() {
+        if ty.is_built_in() {
+            continue;
+        }
+        match ty {
+            ExtendedType::Object(object) => {
+                let object = object.make_mut();
+                let interfaces: Vec<String> = object
+                    .implements_interfaces
+                    .iter()
+                    .map(|i| i.to_string())
+                    .collect();
+                object.directives.push(graph("join__type", None));
+                for interface in interfaces {
+                    let joined = graph("join__implements", Some(("interface", &interface)));
+                    object.directives.push(joined);
+                }
+            }
+            ExtendedType::Interface(interface) => {
+                let interface = interface.make_mut();
+                let parents: Vec<String> = interface
+                    .implements_interfaces
+                    .iter()
+                    .map(|i| i.to_string())
+                    .collect();
+                interface.directives.push(graph("join__type", None));
+                for parent in parents {
+                    let joined = graph("join__implements", Some(("interface", &parent)));
+                    interface.directives.push(joined);
+                }
+            }
+            ExtendedType::Union(union) => {
+                let union = union.make_mut();
+                let members: Vec<String> = union.members.iter().map(|m| m.to_string()).collect();
+                union.directives.push(graph("join__type", None));
+                for member in members {
+                    let joined = graph("join__unionMember", Some(("member", &member)));
+                    union.directives.push(joined);
+                }
+            }
+            ExtendedType::Enum(e) => e.make_mut().directives.push(graph("join__type", None)),
+            ExtendedType::InputObject(i) => i.make_mut().directives.push(graph("join__type", None)),
+            ExtendedType::Scalar(s) => s.make_mut().directives.push(graph("join__type", None)),
+        }
+    }
+    let roots = &api.schema_definition;
+    let root = |kind: &str, name: &Option<apollo_compiler::schema::ComponentName>| {
+        name.as_ref()
+            .map(|n| format!("  {kind}: {}\n", n.name))
+            .unwrap_or_default()
+    };
+    let header = format!(
+        "schema\n  @link(url: \"https://specs.apollo.dev/link/v1.0\")\n  @link(url: \"https://specs.apollo.dev/join/v0.3\", for: EXECUTION)\n{{\n{}{}{}}}\n\n{}",
+        root("query", &roots.query),
+        root("mutation", &roots.mutation),
+        root("subscription", &roots.subscription),
+        r#"directive @join__enumValue(graph: join__Graph!) repeatable on ENUM_VALUE
+directive @join__field(graph: join__Graph, requires: join__FieldSet, provides: join__FieldSet, type: String, external: Boolean, override: String, usedOverridden: Boolean) repeatable on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
+directive @join__graph(name: String!, url: String!) on ENUM_VALUE
+directive @join__implements(graph: join__Graph!, interface: String!) repeatable on OBJECT | INTERFACE
+directive @join__type(graph: join__Graph!, key: join__FieldSet, extension: Boolean! = false, resolvable: Boolean! = true, isInterfaceObject: Boolean! = false) repeatable on OBJECT | INTERFACE | UNION | ENUM | INPUT_OBJECT | SCALAR
+directive @join__unionMember(graph: join__Graph!, member: String!) repeatable on UNION
+directive @link(url: String, as: String, for: link__Purpose, import: [link__Import]) repeatable on SCHEMA
+scalar join__FieldSet
+enum join__Graph {
+  MONOLITH @join__graph(name: "monolith", url: "http://127.0.0.1:9/graphql")
+}
+scalar link__Import
+enum link__Purpose {
+  SECURITY
+  EXECUTION
+}
+"#
+    );
+    let mut sdl = header;
+    for (name, ty) in &api.types {
+        if !ty.is_built_in() && !name.starts_with("join__") && !name.starts_with("link__") {
+            sdl.push('\n');
+            sdl.push_str(&ty.to_string());
+        }
+    }
+    for (name, directive) in &api.directive_definitions {
+        if !directive.is_built_in() && !["link", "join__"].iter().any(|p| name.starts_with(p)) {
+            sdl.push('\n');
+            sdl.push_str(&directive.to_string());
+        }
+    }
+    sdl
+}

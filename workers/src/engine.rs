@@ -531,7 +531,7 @@ impl Engine {
                 Overload::Refuse => Err(SearchError::Overloaded(overloaded)),
                 Overload::Lexical => {
                     tracing::Span::current().record("overloaded", true);
-                    lexically(page, Some(overloaded))
+                    encoder.pool.fallback(|| lexically(page, Some(overloaded)))
                 }
             },
         }

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use actix::{Actor, ActorContext as _, Addr, Handler, Message, SyncArbiter, SyncContext};
 
 use crate::config::ModelConfig;
-use crate::embed::{EmbedError, Embedder, Embedding};
+use crate::embed::{release_free_memory, EmbedError, Embedder, Embedding};
 
 /// Texts to embed, shortest first ideally; answered with one embedding per text, in order.
 pub struct EmbedTexts(pub Vec<String>);
@@ -44,17 +44,6 @@ impl Actor for EmbedWorker {
     fn stopped(&mut self, _: &mut SyncContext<Self>) {
         self.embedder = Err(EmbedError::Closed);
         release_free_memory();
-    }
-}
-
-/// Gives the C allocator's free pages back to the system. ONNX Runtime, usearch and tantivy
-/// allocate through it, and glibc keeps what they free for reuse, per thread arena, unless
-/// asked.
-pub(crate) fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free memory; it is safe to call at any time.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 
