@@ -155,7 +155,8 @@ pub struct Limits {
     /// Searches that may wait for a search thread at once (`index.query_sessions` run at
     /// once); one more is overloaded at once. Waiting is never unbounded.
     pub max_pending_searches: usize,
-    /// Longest a search waits for a search thread before it is overloaded, e.g. `500ms`.
+    /// Longest a search waits before it is overloaded, e.g. `500ms`: for one of the engine's
+    /// threads to take its request, then for a search thread.
     #[serde(with = "humantime_serde")]
     #[schemars(with = "String")]
     pub max_search_wait: Duration,

@@ -416,7 +416,8 @@ impl Instance {
         })
     }
 
-    /// Runs the plugin's part on a blocking thread (a query embedding takes milliseconds).
+    /// Runs the plugin's part on the engine's background threads (it embeds, searches and
+    /// walks the schema: milliseconds of CPU).
     async fn execute(
         &self,
         prepared: &Prepared,
@@ -442,9 +443,15 @@ impl Instance {
         let tenant = tenant.name.clone().unwrap_or_default();
         let metrics = self.metrics.clone();
         let span = tracing::Span::current();
-        tokio::task::spawn_blocking(move || {
+        let (sender, answered) = tokio::sync::oneshot::channel();
+        let queued = std::time::Instant::now();
+        let engine_threads = Arc::clone(&self.engine);
+        let job = move || {
             let _entered = span.enter();
-            answer::execute(&Answering {
+            // Time spent waiting for a background thread counts against the search's wait.
+            let mut limits = limits;
+            limits.max_search_wait = limits.max_search_wait.saturating_sub(queued.elapsed());
+            let answered = answer::execute(&Answering {
                 schema: &schema,
                 document: &document,
                 operation: &operation,
@@ -455,10 +462,23 @@ impl Instance {
                 definitions: &definitions,
                 tenant: &tenant,
                 metrics: &metrics,
-            })
+            });
+            let _ = sender.send(answered);
+        };
+        // On the engine's low-priority threads: under a flood of searches, ordinary requests
+        // keep the cores.
+        engine_threads.background().spawn(job).map_err(|full| {
+            RequestError::new(
+                Code::Overloaded,
+                format!("the gateway is busy with other searches: {full}; retry later"),
+            )
+        })?;
+        answered.await.map_err(|_| {
+            RequestError::new(
+                Code::Internal,
+                "the search task failed (see the router's log)",
+            )
         })
-        .await
-        .map_err(|e| RequestError::new(Code::Internal, format!("the search task failed: {e}")))
     }
 
     /// Sends the router's part of a mixed operation through the rest of the pipeline.

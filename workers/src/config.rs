@@ -94,6 +94,13 @@ pub struct EngineConfig {
 /// otherwise idle, so an unloaded router loses nothing.
 pub const BACKGROUND_NICENESS: i32 = 10;
 
+/// Background threads per core, for callers' work around searches ([`crate::background`]):
+/// most of their time they wait for a search thread, so there are more of them than cores.
+pub const BACKGROUND_THREADS_PER_CORE: usize = 4;
+
+/// Jobs that may wait for a background thread; one more is refused at once.
+pub const BACKGROUND_QUEUE: usize = 256;
+
 /// What a search does when it cannot have a search thread in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overload {

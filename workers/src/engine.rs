@@ -20,8 +20,11 @@ use lru::LruCache;
 use wayfinder_supergraph::{Catalog, Contract, ContractFilter, MemberId};
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::background::Background;
 use crate::cache::VectorCache;
-use crate::config::{Admission, EngineConfig, Overload};
+use crate::config::{
+    Admission, EngineConfig, Overload, BACKGROUND_QUEUE, BACKGROUND_THREADS_PER_CORE,
+};
 use crate::coordinator::{Coordinator, Reindex};
 use crate::cursor::{CursorCodec, CursorError};
 use crate::document::documents;
@@ -202,6 +205,7 @@ struct QueryEncoder {
 
 pub struct Engine {
     shared: Arc<Shared>,
+    background: Background,
     progress: Arc<Progress>,
     epoch: Instant,
     coordinator: Addr<Coordinator>,
@@ -314,7 +318,13 @@ impl Engine {
             .recv()
             .map_err(|_| EngineError::Thread("the engine thread stopped while starting".into()))?;
 
+        let background = Background::start(
+            BACKGROUND_THREADS_PER_CORE * crate::config::available_cores(),
+            BACKGROUND_QUEUE,
+        )
+        .map_err(EngineError::Thread)?;
         Ok(Engine {
+            background,
             shared,
             progress,
             epoch,
@@ -335,6 +345,11 @@ impl Engine {
     pub fn with_fusion(mut self, fusion: Fusion) -> Self {
         self.fusion = fusion;
         self
+    }
+
+    /// Low-priority threads for a caller's work around searches.
+    pub fn background(&self) -> &Background {
+        &self.background
     }
 
     /// Why there are no vectors, if the model could not be loaded.

@@ -7,6 +7,7 @@
 //! [`engine`] searches the current one on the [`search_pool`]'s threads, reading the query's [`intent`] and spelling out its
 //! acronyms and clipped words ([`spelling`]); [`ranking`] fuses and orders, [`cursor`] pages.
 
+pub mod background;
 pub mod cache;
 pub mod config;
 mod coordinator;
