@@ -88,6 +88,9 @@ pub fn execute(answering: &Answering<'_>) -> Answered {
                             error.message = message.clone();
                             *code
                         }
+                        // Execution's own field errors coerce arguments: `first: $n` with
+                        // `$n` null, for instance (found by bench/fuzz-http).
+                        None if error.message.contains("argument") => Code::InvalidVariables,
                         None => Code::Internal,
                     };
                     error

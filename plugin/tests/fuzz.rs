@@ -43,7 +43,17 @@ struct Case {
 }
 
 /// Requests that once broke an invariant: (GET?, payload).
-const REGRESSIONS: &[(bool, &str)] = &[];
+const REGRESSIONS: &[(bool, &str)] = &[
+    // A null variable for an argument with a default was an INTERNAL_SERVER_ERROR.
+    (
+        false,
+        r#"{"query":"query Op($v1: Int) { __search(query: \"books\", first: $v1) { coordinate } }","variables":{"v1":null}}"#,
+    ),
+    (
+        false,
+        r#"{"query":"query Op($v1: Int) { __search(query: \"books\", first: $v1) { coordinate } }"}"#,
+    ),
+];
 
 const SELECTIONS: &[&str] = &[
     "coordinate",
