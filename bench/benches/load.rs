@@ -22,9 +22,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use wayfinder_bench::{description_queries, p50_p99, quantile};
+use wayfinder_bench::{description_queries, p50_p99, quantile, router_binary, BenchRouter};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
-use wayfinder_tests::router::{free_port, RouterProcess};
 use wayfinder_tests::{repo_path, schema_path, single_subgraph_supergraph};
 
 const EXAMPLE: &str = "examples/bookshop/supergraph.graphql";
@@ -35,54 +34,27 @@ const ALONE: Duration = Duration::from_secs(8);
 const MAX_SEARCH_WAIT_MS: u64 = 250;
 const ORDINARY: &str = "{ me { displayName } }";
 
-/// A router with its own temporary folder (configuration, log), removed when done.
-struct BenchRouter {
-    process: RouterProcess,
-    dir: PathBuf,
-}
-
-impl BenchRouter {
-    async fn start(binary: &Path, name: &str, supergraph: &Path, plugin: Value) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("wayfinder-load-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a temporary folder");
-        let port = free_port();
-        let config = json!({
-            "supergraph": { "listen": format!("127.0.0.1:{port}"), "introspection": true },
-            "health_check": { "enabled": false },
-            "homepage": { "enabled": false },
-            "plugins": { "wayfinder.search": plugin },
-            // The example's subgraphs do not run; the router answers from these mocks.
-            "experimental_mock_subgraphs": {
-                "accounts": { "query": { "me": { "__typename": "Customer", "id": "c1", "displayName": "Ada" } } },
-            },
-        });
-        let config_path = dir.join("router.yaml");
-        std::fs::write(&config_path, config.to_string()).expect("writes the configuration");
-        let mut process = RouterProcess::start(
-            binary,
-            port,
-            &config_path,
-            supergraph,
-            &[],
-            dir.join("router.log"),
-        )
-        .await;
-        if plugin["enabled"] != json!(false) {
-            // The first start embeds the whole schema (minutes for github); later ones read
-            // the cache.
-            process
-                .wait_for("index ready", Duration::from_secs(1800))
-                .await;
-        }
-        BenchRouter { process, dir }
+/// Starts `binary` on `supergraph` with the plugin's section `plugin`, the example's mocks,
+/// and, unless the plugin is off, waits until the schema is indexed.
+async fn start(binary: &Path, name: &str, supergraph: &Path, plugin: Value) -> BenchRouter {
+    let config = json!({
+        "supergraph": { "introspection": true },
+        "plugins": { "wayfinder.search": plugin },
+        // The example's subgraphs do not run; the router answers from these mocks.
+        "experimental_mock_subgraphs": {
+            "accounts": { "query": { "me": { "__typename": "Customer", "id": "c1", "displayName": "Ada" } } },
+        },
+    });
+    let mut router = BenchRouter::start(binary, name, supergraph, config).await;
+    if plugin["enabled"] != json!(false) {
+        // The first start embeds the whole schema (minutes for github); later ones read the
+        // cache.
+        router
+            .process
+            .wait_for("index ready", Duration::from_secs(1800))
+            .await;
     }
-}
-
-impl Drop for BenchRouter {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    router
 }
 
 /// A cache folder per schema: RSS must not count vectors of other schemas (the cache file is
@@ -116,7 +88,7 @@ async fn footprint(binary: &Path) {
     ] {
         let empty = cache(&format!("empty-{name}"));
         let _ = std::fs::remove_dir_all(&empty);
-        let on = BenchRouter::start(
+        let on = start(
             binary,
             "on",
             &schema,
@@ -126,7 +98,7 @@ async fn footprint(binary: &Path) {
         let on_rss = settled_rss(&on).await;
         drop(on);
         let _ = std::fs::remove_dir_all(&empty);
-        let off = BenchRouter::start(binary, "off", &schema, json!({ "enabled": false })).await;
+        let off = start(binary, "off", &schema, json!({ "enabled": false })).await;
         let off_rss = settled_rss(&off).await;
         drop(off);
         println!(
@@ -272,7 +244,7 @@ async fn floods(binary: &Path) -> f64 {
     let example = repo_path(EXAMPLE);
     let catalog = Catalog::from_file(&example, CatalogOptions::default()).expect("the example");
     let texts = Arc::new(description_queries(&catalog, 500, 41));
-    let router = BenchRouter::start(binary, "flood", &example, plugin(None)).await;
+    let router = start(binary, "flood", &example, plugin(None)).await;
     let url = router.process.url.clone();
     // Warm-up: connections, the model's first runs, every search thread's session.
     flood(&url, texts.clone(), 4, Duration::from_secs(3)).await;
@@ -322,7 +294,7 @@ async fn one_session(binary: &Path, pool_rate: f64) {
     let example = repo_path(EXAMPLE);
     let catalog = Catalog::from_file(&example, CatalogOptions::default()).expect("the example");
     let texts = Arc::new(description_queries(&catalog, 500, 41));
-    let router = BenchRouter::start(binary, "one-session", &example, plugin(Some(1))).await;
+    let router = start(binary, "one-session", &example, plugin(Some(1))).await;
     let url = router.process.url.clone();
     flood(&url, texts.clone(), 4, Duration::from_secs(3)).await;
     let run = flood(&url, texts, 16, FLOOD).await;
@@ -334,14 +306,7 @@ async fn one_session(binary: &Path, pool_rate: f64) {
 }
 
 fn main() {
-    let binary = std::env::var_os("WAYFINDER_ROUTER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_path("target/release/wayfinder-router"));
-    assert!(
-        binary.is_file(),
-        "{} is missing: build it with `cargo build --release --locked -p wayfinder-plugin --bin wayfinder-router` (scripts/bench-load does)",
-        binary.display()
-    );
+    let binary = router_binary("scripts/bench-load");
     let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     runtime.block_on(async {

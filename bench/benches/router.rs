@@ -12,56 +12,18 @@
 //! `$WAYFINDER_ROUTER`, or `target/release/wayfinder-router`. Client and router share the
 //! machine's cores, so latencies include the client's share.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use wayfinder_bench::{description_queries, p50_p99, quantile};
+use wayfinder_bench::{description_queries, p50_p99, quantile, router_binary, BenchRouter};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
-use wayfinder_tests::router::{free_port, RouterProcess};
 use wayfinder_tests::{repo_path, schema_path};
 
 const SPOTIFY: &str = "federated/spotify-showcase/supergraph.graphql";
 const SEARCHES: usize = 400;
 const ROUNDS: usize = 10;
 const ORDINARY_PER_ROUND: usize = 200;
-
-/// A router with its own temporary folder (configuration, log), removed when done.
-struct BenchRouter {
-    process: RouterProcess,
-    dir: PathBuf,
-}
-
-impl BenchRouter {
-    /// Starts `binary` on `supergraph` with `config` (JSON is YAML) plus a listen address.
-    async fn start(binary: &Path, name: &str, supergraph: &Path, mut config: Value) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("wayfinder-bench-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a temporary folder");
-        let port = free_port();
-        config["supergraph"]["listen"] = json!(format!("127.0.0.1:{port}"));
-        config["health_check"] = json!({ "enabled": false });
-        config["homepage"] = json!({ "enabled": false });
-        let config_path = dir.join("router.yaml");
-        std::fs::write(&config_path, config.to_string()).expect("writes the configuration");
-        let process = RouterProcess::start(
-            binary,
-            port,
-            &config_path,
-            supergraph,
-            &[],
-            dir.join("router.log"),
-        )
-        .await;
-        BenchRouter { process, dir }
-    }
-}
-
-impl Drop for BenchRouter {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 /// Sends `bodies` to `url` from `clients` concurrent clients (one keep-alive connection each);
 /// the latency of each request. Every answer must be a success without errors.
@@ -206,14 +168,7 @@ async fn ordinary_overhead(binary: &Path) {
 }
 
 fn main() {
-    let binary = std::env::var_os("WAYFINDER_ROUTER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_path("target/release/wayfinder-router"));
-    assert!(
-        binary.is_file(),
-        "{} is missing: build it with `cargo build --release --locked -p wayfinder-plugin --bin wayfinder-router` (scripts/bench-router does)",
-        binary.display()
-    );
+    let binary = router_binary("scripts/bench-router");
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     runtime.block_on(async {
         search_latency(&binary).await;

@@ -1,9 +1,65 @@
-//! Shared helpers of Wayfinder's benchmarks: timing statistics (medians and percentiles of repeated runs, since the machine is shared and noisy). The
-//! shared schemas are found through `wayfinder_tests::schema_path`.
+//! Shared helpers of Wayfinder's benchmarks: timing statistics (medians and percentiles of repeated runs, since the machine is shared and noisy), and the
+//! release router the HTTP benches start. The shared schemas are found through
+//! `wayfinder_tests::schema_path`.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde_json::{json, Value};
 use wayfinder_supergraph::Catalog;
+use wayfinder_tests::repo_path;
+use wayfinder_tests::router::{free_port, RouterProcess};
+
+/// The router binary the HTTP benches run: `$WAYFINDER_ROUTER`, or the release build, which
+/// `script` builds.
+pub fn router_binary(script: &str) -> PathBuf {
+    let binary = std::env::var_os("WAYFINDER_ROUTER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_path("target/release/wayfinder-router"));
+    assert!(
+        binary.is_file(),
+        "{} is missing: build it with `cargo build --release --locked -p wayfinder-plugin --bin wayfinder-router` ({script} does)",
+        binary.display()
+    );
+    binary
+}
+
+/// A router with its own temporary folder (configuration, log), removed when done.
+pub struct BenchRouter {
+    pub process: RouterProcess,
+    dir: PathBuf,
+}
+
+impl BenchRouter {
+    /// Starts `binary` on `supergraph` with `config` (JSON is YAML) plus a listen address.
+    pub async fn start(binary: &Path, name: &str, supergraph: &Path, mut config: Value) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("wayfinder-bench-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        let port = free_port();
+        config["supergraph"]["listen"] = json!(format!("127.0.0.1:{port}"));
+        config["health_check"] = json!({ "enabled": false });
+        config["homepage"] = json!({ "enabled": false });
+        let config_path = dir.join("router.yaml");
+        std::fs::write(&config_path, config.to_string()).expect("writes the configuration");
+        let process = RouterProcess::start(
+            binary,
+            port,
+            &config_path,
+            supergraph,
+            &[],
+            dir.join("router.log"),
+        )
+        .await;
+        BenchRouter { process, dir }
+    }
+}
+
+impl Drop for BenchRouter {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
 
 /// The `q`-quantile (0.5 = median) of some durations, by nearest rank.
 pub fn quantile(samples: &[Duration], q: f64) -> Duration {

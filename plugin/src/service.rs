@@ -445,7 +445,6 @@ impl Instance {
         let span = tracing::Span::current();
         let (sender, answered) = tokio::sync::oneshot::channel();
         let queued = std::time::Instant::now();
-        let engine_threads = Arc::clone(&self.engine);
         let job = move || {
             let _entered = span.enter();
             // Time spent waiting for a background thread counts against the search's wait.
@@ -467,7 +466,7 @@ impl Instance {
         };
         // On the engine's low-priority threads: under a flood of searches, ordinary requests
         // keep the cores.
-        engine_threads.background().spawn(job).map_err(|full| {
+        self.engine.background().spawn(job).map_err(|full| {
             RequestError::new(
                 Code::Overloaded,
                 format!("the gateway is busy with other searches: {full}; retry later"),

@@ -556,12 +556,7 @@ fn outcome(status: http::StatusCode, body: &[u8]) -> String {
 }
 
 fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
+    wayfinder_tests::router::resident_bytes(std::process::id())
 }
 
 async fn send(

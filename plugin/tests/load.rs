@@ -6,40 +6,13 @@ mod support;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::{Response, Router};
-
-const MOCKS: &str = "\
-experimental_mock_subgraphs:
-  accounts:
-    query:
-      me: { __typename: Customer, id: c1, displayName: Ada }
-  catalog:
-    query:
-      authors:
-        - { __typename: Author, id: a1, name: Le Guin }";
+use support::{wait_for, Response, Router, EXAMPLE_MOCKS};
 
 const SEARCH: &str = "query($q: String!) { __search(query: $q, first: 5) { coordinate cursor } }";
 const MIXED: &str = "query($q: String!) { __search(query: $q, first: 3) { coordinate } __definitions(coordinates: [\"Book\"]) { ... on __Type { name } } me { displayName } }";
-
-/// Sends `body` once more when the router reset the connection without an answer, as a load
-/// balancer would (the router drops a connection it had accepted but not read when a reload
-/// hands its listener over: apollographql/router#5185).
-async fn post_resending(
-    router: &Router,
-    body: &Value,
-    headers: &[(&str, &str)],
-    resent: &AtomicUsize,
-) -> Result<Response, String> {
-    let mut response = router.try_post(body, headers).await;
-    if response.as_ref().is_err_and(|e| e.status().is_none()) {
-        resent.fetch_add(1, Ordering::Relaxed);
-        response = router.try_post(body, headers).await;
-    }
-    response.map_err(|e| format!("{e:?}"))
-}
 
 /// What is wrong with a search answer, if anything.
 fn search_problem(response: &Response, mixed: bool) -> Option<String> {
@@ -56,7 +29,7 @@ fn search_problem(response: &Response, mixed: bool) -> Option<String> {
 
 #[tokio::test]
 async fn twenty_reloads_under_searches_from_several_clients_fail_none() {
-    let mut router = Router::start(&support::example_supergraph(), "", MOCKS).await;
+    let mut router = Router::start(&support::example_supergraph(), "", EXAMPLE_MOCKS).await;
     // Searches reach the vector shards from the start.
     router.wait_for_log("index ready").await;
     let router = Arc::new(router);
@@ -77,9 +50,9 @@ async fn twenty_reloads_under_searches_from_several_clients_fail_none() {
                     let mixed = client % 2 == 1;
                     let body = json!({ "query": if mixed { MIXED } else { SEARCH }, "variables": { "q": text } });
                     sent.fetch_add(1, Ordering::Relaxed);
-                    match post_resending(&router, &body, &[], &resent).await {
+                    match router.post_resending(&body, &[], &resent).await {
                         Ok(response) => failures.extend(search_problem(&response, mixed)),
-                        Err(error) => failures.push(error),
+                        Err(error) => failures.push(format!("{error:?}")),
                     }
                 }
                 failures
@@ -105,25 +78,19 @@ async fn twenty_reloads_under_searches_from_several_clients_fail_none() {
             );
         }
         std::fs::write(&router.supergraph, &text).unwrap();
-        // The reload is live once `__definitions` sees the field come or go.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let probe = json!({ "query": r#"{ __definitions(coordinates: ["Query.newArrivals"]) { ... on __Field { name } } }"# });
-            // The probe may meet the reset of a reload too (apollographql/router#5185).
-            let present = router
-                .try_post(&probe, &[])
-                .await
-                .is_ok_and(|response| response.data()["__definitions"][0]["name"] == "newArrivals");
-            if present == added {
-                break;
+        // The reload is live once `__definitions` sees the field come or go (the probe may
+        // meet a reload's reset too).
+        let probe = json!({ "query": r#"{ __definitions(coordinates: ["Query.newArrivals"]) { ... on __Field { name } } }"# });
+        wait_for(&router, Duration::from_secs(60), |router| {
+            let probe = probe.clone();
+            async move {
+                let present = router.try_post(&probe, &[]).await.is_ok_and(|response| {
+                    response.data()["__definitions"][0]["name"] == "newArrivals"
+                });
+                present == added
             }
-            assert!(
-                Instant::now() < deadline,
-                "reload {reload} never went live:\n{}",
-                router.log()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        })
+        .await;
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
 
@@ -186,7 +153,7 @@ async fn overloading_router(policy: &str) -> Arc<Router> {
         &format!(
             "limits: {{ max_pending_searches: 0, max_search_wait: 50ms, overload: {policy} }}"
         ),
-        MOCKS,
+        EXAMPLE_MOCKS,
     )
     .await;
     // Only searches with vectors need a search thread.
@@ -242,7 +209,7 @@ async fn a_tenant_over_its_quota_is_refused_while_another_is_served() {
     let router = Router::start(
         &support::example_supergraph(),
         "limits: { max_fields: 2 }\ntenants:\n  contracts:\n    agents: { rate_limit: { capacity: 3, refill: 1, interval: 30s } }\n    staff: {}",
-        MOCKS,
+        EXAMPLE_MOCKS,
     )
     .await;
     let search = json!({ "query": "{ __search(query: \"books\") { coordinate } }" });

@@ -5,10 +5,10 @@ mod support;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
-use support::Router;
+use support::{wait_for, Router};
 
 const LOAD: &str = r#"{ __search(query: "books by an author", first: 3) { coordinate cursor } __definitions(coordinates: ["Book"]) { ... on __Type { name } } authors { name } }"#;
 
@@ -43,16 +43,8 @@ async fn a_reload_under_requests_fails_none_and_a_bad_schema_keeps_the_old_one()
             let mut failures = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 let body = json!({ "query": LOAD });
-                let mut response = router.try_post(&body, &[]).await;
+                let response = router.post_resending(&body, &[], &resent).await;
                 sent.fetch_add(1, Ordering::Relaxed);
-                // The router hands its listener to a new server on every reload and drops a
-                // connection it accepted but had not read yet (apollographql/router#5185), so
-                // the client sees a reset with no answer at all. A load balancer resends such
-                // a request; so does this client, once, and the resend must succeed.
-                if response.as_ref().is_err_and(|e| e.status().is_none()) {
-                    resent.fetch_add(1, Ordering::Relaxed);
-                    response = router.try_post(&body, &[]).await;
-                }
                 match response {
                     Ok(r)
                         if r.status == 200
@@ -137,20 +129,4 @@ async fn a_reload_under_requests_fails_none_and_a_bad_schema_keeps_the_old_one()
         resent <= 2,
         "{resent} of {sent} requests were never answered"
     );
-}
-
-async fn wait_for<F, Fut>(router: &Arc<Router>, timeout: Duration, mut check: F)
-where
-    F: FnMut(Arc<Router>) -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + timeout;
-    while !check(Arc::clone(router)).await {
-        assert!(
-            Instant::now() < deadline,
-            "timed out; router log:\n{}",
-            router.log()
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
 }

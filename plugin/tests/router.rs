@@ -20,18 +20,13 @@ limits:
   max_batch: 4
   max_coordinates: 8";
 
-const MOCKS: &str = "\
-experimental_mock_subgraphs:
-  accounts:
-    query:
-      me: { __typename: Customer, id: c1, displayName: Ada }
-  catalog:
-    query:
-      authors:
-        - { __typename: Author, id: a1, name: Le Guin }";
-
 async fn example() -> Router {
-    Router::start(&support::example_supergraph(), TENANTS, MOCKS).await
+    Router::start(
+        &support::example_supergraph(),
+        TENANTS,
+        support::EXAMPLE_MOCKS,
+    )
+    .await
 }
 
 const SEARCH: &str = "query Find($q: String!, $first: Int!, $after: String) {

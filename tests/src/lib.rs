@@ -180,45 +180,33 @@ pub fn single_subgraph_supergraph(schema: &Path) -> String {
         if ty.is_built_in() {
             continue;
         }
-        match ty {
+        // Each type joins the one subgraph, with what it implements or its union's members.
+        let (directives, joins): (_, Vec<(&str, &str, String)>) = match ty {
             ExtendedType::Object(object) => {
                 let object = object.make_mut();
-                let interfaces: Vec<String> = object
-                    .implements_interfaces
-                    .iter()
-                    .map(|i| i.to_string())
-                    .collect();
-                object.directives.push(graph("join__type", None));
-                for interface in interfaces {
-                    let joined = graph("join__implements", Some(("interface", &interface)));
-                    object.directives.push(joined);
-                }
+                let interfaces = object.implements_interfaces.iter();
+                let joins = interfaces.map(|i| ("join__implements", "interface", i.to_string()));
+                (&mut object.directives, joins.collect())
             }
             ExtendedType::Interface(interface) => {
                 let interface = interface.make_mut();
-                let parents: Vec<String> = interface
-                    .implements_interfaces
-                    .iter()
-                    .map(|i| i.to_string())
-                    .collect();
-                interface.directives.push(graph("join__type", None));
-                for parent in parents {
-                    let joined = graph("join__implements", Some(("interface", &parent)));
-                    interface.directives.push(joined);
-                }
+                let parents = interface.implements_interfaces.iter();
+                let joins = parents.map(|i| ("join__implements", "interface", i.to_string()));
+                (&mut interface.directives, joins.collect())
             }
             ExtendedType::Union(union) => {
                 let union = union.make_mut();
-                let members: Vec<String> = union.members.iter().map(|m| m.to_string()).collect();
-                union.directives.push(graph("join__type", None));
-                for member in members {
-                    let joined = graph("join__unionMember", Some(("member", &member)));
-                    union.directives.push(joined);
-                }
+                let members = union.members.iter();
+                let joins = members.map(|m| ("join__unionMember", "member", m.to_string()));
+                (&mut union.directives, joins.collect())
             }
-            ExtendedType::Enum(e) => e.make_mut().directives.push(graph("join__type", None)),
-            ExtendedType::InputObject(i) => i.make_mut().directives.push(graph("join__type", None)),
-            ExtendedType::Scalar(s) => s.make_mut().directives.push(graph("join__type", None)),
+            ExtendedType::Enum(e) => (&mut e.make_mut().directives, Vec::new()),
+            ExtendedType::InputObject(i) => (&mut i.make_mut().directives, Vec::new()),
+            ExtendedType::Scalar(s) => (&mut s.make_mut().directives, Vec::new()),
+        };
+        directives.push(graph("join__type", None));
+        for (name, key, value) in joins {
+            directives.push(graph(name, Some((key, &value))));
         }
     }
     let roots = &api.schema_definition;

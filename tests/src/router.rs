@@ -18,6 +18,17 @@ pub fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// Process `pid`'s resident memory now, in bytes (Linux: `VmRSS` of `/proc/PID/status`; 0
+/// when it cannot be read).
+pub fn resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
 pub struct RouterProcess {
     child: Child,
     /// `http://127.0.0.1:<port>/`
@@ -60,15 +71,9 @@ impl RouterProcess {
         router
     }
 
-    /// The process's resident memory now, in bytes (Linux: `VmRSS` of `/proc/PID/status`).
+    /// The process's resident memory now, in bytes.
     pub fn rss_bytes(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
-            .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map_or(0, |kb| kb * 1024)
+        resident_bytes(self.child.id())
     }
 
     pub fn log(&self) -> String {

@@ -544,9 +544,11 @@ impl Engine {
             Ok(results) => results,
             Err(overloaded) => match admission.overload {
                 Overload::Refuse => Err(SearchError::Overloaded(overloaded)),
+                // On the caller's thread: the router plugin calls from the engine's
+                // low-priority background threads ([`Engine::background`]).
                 Overload::Lexical => {
                     tracing::Span::current().record("overloaded", true);
-                    encoder.pool.fallback(|| lexically(page, Some(overloaded)))
+                    lexically(page, Some(overloaded))
                 }
             },
         }

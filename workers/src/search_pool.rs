@@ -49,9 +49,6 @@ impl std::fmt::Display for Overloaded {
 
 pub(crate) struct SearchPool {
     threads: rayon::ThreadPool,
-    /// Where overloaded searches are answered lexically: as many threads, at the same low
-    /// priority, so shedding load does not take the cores from ordinary requests either.
-    fallback: rayon::ThreadPool,
     state: Arc<Shared>,
 }
 
@@ -80,15 +77,12 @@ impl SearchPool {
     /// `size` threads, with `first` as the first session.
     pub fn new(model: ModelConfig, first: Embedder, size: usize) -> Result<Self, String> {
         let size = size.max(1);
-        let pool = |name: &'static str| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(size)
-                .thread_name(move |i| format!("wayfinder-{name}-{i}"))
-                .start_handler(|_| lower_priority())
-                .build()
-                .map_err(|e| format!("cannot start the {name} threads: {e}"))
-        };
-        let (threads, fallback) = (pool("search")?, pool("lexical")?);
+        let threads = rayon::ThreadPoolBuilder::new()
+            .num_threads(size)
+            .thread_name(|i| format!("wayfinder-search-{i}"))
+            .start_handler(|_| lower_priority())
+            .build()
+            .map_err(|e| format!("cannot start the search threads: {e}"))?;
         let state = Arc::new(Shared {
             size,
             model,
@@ -106,17 +100,7 @@ impl SearchPool {
             .name("wayfinder-sessions".into())
             .spawn(move || reap_idle_sessions(weak))
             .map_err(|e| format!("cannot start the session reaper: {e}"))?;
-        Ok(SearchPool {
-            threads,
-            fallback,
-            state,
-        })
-    }
-
-    /// Runs `answer` (an overloaded search's lexical answer) on a low-priority thread.
-    pub fn fallback<R: Send>(&self, answer: impl FnOnce() -> R + Send) -> R {
-        let span = tracing::Span::current();
-        self.fallback.install(move || span.in_scope(answer))
+        Ok(SearchPool { threads, state })
     }
 
     /// Runs `search` on a search thread with a session (an `Err` when no session could be

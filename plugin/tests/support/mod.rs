@@ -3,10 +3,24 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use wayfinder_tests::router::{free_port, RouterProcess};
 use wayfinder_tests::{repo_path, schema_path};
+
+/// The example's subgraphs do not run: the router answers `me` and `authors` from these.
+pub const EXAMPLE_MOCKS: &str = "\
+experimental_mock_subgraphs:
+  accounts:
+    query:
+      me: { __typename: Customer, id: c1, displayName: Ada }
+  catalog:
+    query:
+      authors:
+        - { __typename: Author, id: a1, name: Le Guin }";
 
 pub fn example_supergraph() -> PathBuf {
     repo_path("examples/bookshop/supergraph.graphql")
@@ -128,6 +142,24 @@ impl Router {
         read(request.send().await?).await
     }
 
+    /// [`Router::try_post`], sent once more when the router reset the connection without an
+    /// answer, as a load balancer would: on every reload the router hands its listener to a
+    /// new server and drops a connection it had accepted but not read
+    /// (apollographql/router#5185). Each resend is counted in `resent`.
+    pub async fn post_resending(
+        &self,
+        body: &Value,
+        headers: &[(&str, &str)],
+        resent: &AtomicUsize,
+    ) -> Result<Response, reqwest::Error> {
+        let response = self.try_post(body, headers).await;
+        if response.as_ref().is_err_and(|e| e.status().is_none()) {
+            resent.fetch_add(1, Ordering::Relaxed);
+            return self.try_post(body, headers).await;
+        }
+        response
+    }
+
     pub async fn post(&self, body: &Value, headers: &[(&str, &str)]) -> Response {
         self.try_post(body, headers)
             .await
@@ -179,4 +211,21 @@ fn indent(text: &str, spaces: usize) -> String {
         .map(|line| format!("{pad}{line}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Waits until `check` holds, asking every 250 ms; fails with the router's log after `timeout`.
+pub async fn wait_for<F, Fut>(router: &Arc<Router>, timeout: Duration, mut check: F)
+where
+    F: FnMut(Arc<Router>) -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + timeout;
+    while !check(Arc::clone(router)).await {
+        assert!(
+            Instant::now() < deadline,
+            "timed out; router log:\n{}",
+            router.log()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
