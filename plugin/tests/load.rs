@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use support::{wait_for, Response, Router, EXAMPLE_MOCKS};
 
 const SEARCH: &str = "query($q: String!) { __search(query: $q, first: 5) { coordinate cursor } }";
