@@ -220,7 +220,8 @@ pub struct Index {
     pub workers: Option<usize>,
     /// Search threads, each with its own query-embedding session, loaded on first need; a
     /// search waits for one as `limits` say. They run below the router's own threads in CPU
-    /// priority. Default: the machine's cores.
+    /// priority. Default: one fewer than the machine's cores (at least one), so that a flood of
+    /// searches always leaves a core to ordinary requests.
     pub query_sessions: Option<usize>,
     /// Another ONNX sentence-embedding model. Default: all-MiniLM-L6-v2 from `home`.
     pub model: Option<Model>,
@@ -442,9 +443,9 @@ impl Config {
         if let Some(workers) = index.workers {
             config.workers = workers;
         }
-        if let Some(sessions) = index.query_sessions {
-            config.query_sessions = sessions;
-        }
+        config.query_sessions = index
+            .query_sessions
+            .unwrap_or_else(wayfinder_workers::config::gateway_search_threads);
         config
     }
 }

@@ -149,6 +149,15 @@ pub(crate) fn available_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Search threads a gateway starts unless told: one core fewer than the machine has, at least
+/// one. A core left free of embedding is what keeps ordinary requests fast under a flood of
+/// searches; lower CPU priority alone does not (issue 41, 2 cores: with both embedding at nice
+/// +10, the ordinary request's p99 rose x3; with one, x1.1-1.3, at a fifth fewer model searches
+/// a second).
+pub fn gateway_search_threads() -> usize {
+    available_cores().saturating_sub(1).max(1)
+}
+
 impl EngineConfig {
     /// The default model in `home`, its cache in `home/cache`.
     pub fn default_in(home: &Path) -> Self {

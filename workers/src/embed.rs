@@ -24,6 +24,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::config::{ModelConfig, Pooling};
 use crate::lexical::stop_words;
+use crate::onnx_graph;
 use crate::tokens::TokenVectors;
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -195,6 +196,11 @@ pub struct Embedding {
 impl Embedder {
     /// Loads the model with `threads` intra-op threads.
     pub fn load(config: &ModelConfig, threads: usize) -> Result<Self, EmbedError> {
+        Self::open(config, threads, true)
+    }
+
+    /// [`Embedder::load`], with the model's graph rewritten ([`onnx_graph`]) or as it is.
+    fn open(config: &ModelConfig, threads: usize, rewrite: bool) -> Result<Self, EmbedError> {
         let call = RuntimeCall::enter()?;
         let environment = environment(&config.runtime)?;
         let model_error = |message: String| EmbedError::Model {
@@ -209,16 +215,29 @@ impl Embedder {
         // Without its arena and memory patterns a session gives back what a batch took when the
         // batch is done: with them, one long batch of indexing kept ~200 MB per session for
         // the life of the process (bench/README, "Hostile load").
-        let session = Session::builder(&environment)
+        let mut builder = Session::builder(&environment)
             .map_err(|e| model_error(e.to_string()))?
             .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()])
             .map_err(|e| model_error(e.to_string()))?
             .with_memory_pattern(false)
             .map_err(|e| model_error(e.to_string()))?
             .with_intra_threads(threads.max(1))
-            .map_err(|e| model_error(e.to_string()))?
-            .commit_from_file(&config.onnx)
             .map_err(|e| model_error(e.to_string()))?;
+        let rewritten = if rewrite {
+            let bytes = std::fs::read(&config.onnx).map_err(|e| EmbedError::Read {
+                path: config.onnx.clone(),
+                message: e.to_string(),
+            })?;
+            onnx_graph::gather_before_dequantizing(&bytes)
+                .map_err(|e| model_error(e.to_string()))?
+        } else {
+            None
+        };
+        let session = match rewritten {
+            Some(bytes) => builder.commit_from_memory(&bytes),
+            None => builder.commit_from_file(&config.onnx),
+        }
+        .map_err(|e| model_error(e.to_string()))?;
         let input_names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         for required in ["input_ids", "attention_mask"] {
             if !input_names.contains(&required) {
@@ -491,5 +510,31 @@ mod tests {
         );
         assert_eq!(unit_sum([&[1.0f32, 0.0][..], &[1.0][..]]), None);
         assert_eq!(unit_sum(std::iter::empty::<&[f32]>()), None);
+    }
+
+    #[test]
+    fn the_rewritten_graph_gives_the_same_vectors_bit_for_bit() {
+        let home = std::env::var_os("WAYFINDER_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.wayfinder"));
+        let config = ModelConfig::default_in(&home);
+        let texts = [
+            "Retrieve a user by their email address",
+            "cancel an order",
+            "Pagination cursor ß 東京 🙂",
+        ];
+        let embed = |rewrite| {
+            Embedder::open(&config, 1, rewrite)
+                .unwrap()
+                .embed_with_tokens(&texts)
+                .unwrap()
+        };
+        let (rewritten, as_is) = (embed(true), embed(false));
+        for (a, b) in rewritten.iter().zip(&as_is) {
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&a.vector), bits(&b.vector));
+        }
+        let bytes = std::fs::read(&config.onnx).unwrap();
+        assert!(onnx_graph::gather_before_dequantizing(&bytes).unwrap().is_some());
     }
 }

@@ -18,6 +18,7 @@ pub mod engine;
 pub mod eval;
 pub mod generation;
 mod indexer;
+pub mod onnx_graph;
 pub mod intent;
 pub mod lexical;
 mod pool;
