@@ -7,7 +7,8 @@
 //!    it carries one; other kinds are only ever hidden by exclusion.
 //! 2. Consequences, to a fixed point: what has a hidden type is hidden; a field loses itself
 //!    with a required argument, an input type with a required field; a type with no visible
-//!    fields, values or members is hidden; children go with their parent.
+//!    fields, values or members is hidden; children go with their parent; an interface's field
+//!    or argument that a visible implementation hides is hidden in the interface too.
 //! 3. Reachability: types no visible root (or directive) reaches are hidden, with their members.
 //!
 //! A contract with no tags sees the whole API schema.
@@ -15,7 +16,7 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use crate::catalog::Catalog;
-use crate::member::{MemberId, MemberKind};
+use crate::member::{Member, MemberId, MemberKind};
 use crate::paths::PathIndex;
 
 /// A tenant's `@tag` filter.
@@ -137,7 +138,11 @@ impl<'a> Visibility<'a> {
                         .possible_types
                         .iter()
                         .any(|p| self.visible[p.index()]),
-                    MemberKind::Field | MemberKind::Directive => required_child_hidden(),
+                    MemberKind::Field => {
+                        required_child_hidden() || self.hidden_in_an_implementation(member)
+                    }
+                    MemberKind::Argument => self.hidden_in_an_implementation(member),
+                    MemberKind::Directive => required_child_hidden(),
                     _ => false,
                 };
             if hide {
@@ -146,6 +151,37 @@ impl<'a> Visibility<'a> {
             }
         }
         changed
+    }
+
+    /// Whether an interface's field, or a field argument of one, is hidden in a visible object
+    /// that implements the interface: an object keeps every field and argument of its
+    /// interfaces, so the interface loses it too.
+    fn hidden_in_an_implementation(&self, member: &Member) -> bool {
+        let catalog = self.catalog;
+        let (field, argument) = match member.kind {
+            MemberKind::Field => (member, None),
+            MemberKind::Argument => match member.parent {
+                Some(field) => (catalog.member(field), Some(member.name.as_str())),
+                None => return false,
+            },
+            _ => return false,
+        };
+        let Some(interface) = field.parent.map(|p| catalog.member(p)) else {
+            return false;
+        };
+        if interface.kind != MemberKind::Interface {
+            return false;
+        }
+        interface
+            .possible_types
+            .iter()
+            .filter(|object| self.visible[object.index()])
+            .filter_map(|&object| catalog.child(catalog.member(object), &field.name))
+            .filter_map(|implementation| match argument {
+                None => Some(implementation),
+                Some(name) => catalog.child(implementation, name),
+            })
+            .any(|implementation| !self.visible[implementation.id.index()])
     }
 
     /// Hides types that no visible root or directive reaches, and their members.

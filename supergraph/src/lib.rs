@@ -6,10 +6,11 @@
 //! Data flows one way: [`source`] reads the document and derives the API schema;
 //! [`catalog`] builds members from it, reading federation facts through [`federation`] and
 //! hashing them through [`hash`]; [`paths`] walks from the roots; [`contract`] decides what a
-//! tenant's `@tag` filter lets it see.
+//! tenant's `@tag` filter lets it see, and [`contract_schema`] derives that tenant's API schema.
 
 mod catalog;
 mod contract;
+mod contract_schema;
 mod error;
 mod federation;
 mod hash;
@@ -19,6 +20,7 @@ mod source;
 
 pub use catalog::{Catalog, CatalogOptions, Roots, PLAIN_SUBGRAPH};
 pub use contract::{Contract, ContractFilter};
+pub use contract_schema::ContractSchemaError;
 pub use error::{CatalogError, SchemaProblem};
 pub use member::{
     Deprecation, EntityKey, FederationFacts, Member, MemberId, MemberKind, Override, Subgraph,

@@ -31,6 +31,27 @@ pub fn schema_path(relative: &str) -> PathBuf {
 }
 
 /// A path under the repository root.
+/// Every schema of the shared eval data (each `supergraph.graphql` or `schema.graphql`), as
+/// paths relative to its `schemas` folder, sorted.
+pub fn every_eval_schema() -> Vec<String> {
+    let root = schema_path("");
+    let mut found = Vec::new();
+    let mut folders = vec![root.clone()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if path.is_dir() && name != "subgraphs" {
+                folders.push(path);
+            } else if name == "supergraph.graphql" || name == "schema.graphql" {
+                found.push(path.strip_prefix(&root).unwrap().display().to_string());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 pub fn repo_path(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")

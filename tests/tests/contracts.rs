@@ -1,10 +1,12 @@
 //! Contracts: `@tag` include/exclude filters decide what a tenant may see, with Apollo contract
 //! semantics, and paths within a contract use only what it may see.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
+use apollo_compiler::schema::ExtendedType;
+use apollo_compiler::Schema;
 use wayfinder_supergraph::{Catalog, Contract, ContractFilter};
-use wayfinder_tests::{catalog, repo_path};
+use wayfinder_tests::{catalog, every_eval_schema, repo_path};
 
 fn tags(names: &[&str]) -> BTreeSet<String> {
     names.iter().map(|n| n.to_string()).collect()
@@ -147,4 +149,99 @@ fn spotify_public_contract_hides_query_user_and_keeps_paths_valid() {
     );
     assert!(public.visible_count() < spotify.members().len());
     assert_paths_within(&spotify, &public);
+}
+
+/// The coordinates a schema defines, built-in types and introspection left out.
+fn coordinates(schema: &Schema) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for (name, ty) in &schema.types {
+        if ty.is_built_in() {
+            continue;
+        }
+        found.insert(name.to_string());
+        let mut fields = |fields: Vec<(String, Vec<String>)>| {
+            for (field, arguments) in fields {
+                for argument in arguments {
+                    found.insert(format!("{name}.{field}({argument}:)"));
+                }
+                found.insert(format!("{name}.{field}"));
+            }
+        };
+        match ty {
+            ExtendedType::Object(o) => fields(
+                o.fields
+                    .values()
+                    .map(|f| (f.name.to_string(), f.arguments.iter().map(|a| a.name.to_string()).collect()))
+                    .collect(),
+            ),
+            ExtendedType::Interface(i) => fields(
+                i.fields
+                    .values()
+                    .map(|f| (f.name.to_string(), f.arguments.iter().map(|a| a.name.to_string()).collect()))
+                    .collect(),
+            ),
+            ExtendedType::InputObject(i) => {
+                fields(i.fields.keys().map(|f| (f.to_string(), vec![])).collect())
+            }
+            ExtendedType::Enum(e) => fields(e.values.keys().map(|v| (v.to_string(), vec![])).collect()),
+            _ => {}
+        }
+    }
+    for (name, directive) in &schema.directive_definitions {
+        found.insert(format!("@{name}"));
+        for argument in &directive.arguments {
+            found.insert(format!("@{name}({}:)", argument.name));
+        }
+    }
+    found
+}
+
+/// For every eval schema and each of its three most used tags, excluded and included: the
+/// contract's API schema validates, and it defines exactly the members the contract shows.
+#[test]
+fn every_contract_schema_is_valid_and_defines_exactly_the_visible_members() {
+    let mut contracts = 0;
+    for relative in every_eval_schema() {
+        let catalog = catalog(&relative);
+        let mut uses: BTreeMap<&str, usize> = BTreeMap::new();
+        for tag in catalog.members().iter().flat_map(|m| &m.tags) {
+            *uses.entry(tag).or_default() += 1;
+        }
+        let mut tags: Vec<(&str, usize)> = uses.into_iter().collect();
+        tags.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let mut filters = vec![ContractFilter::default()];
+        for (tag, _) in tags.into_iter().take(3) {
+            filters.push(exclude(&[tag]));
+            filters.push(filter(&[tag], &[]));
+        }
+        for filter in filters {
+            let contract = catalog.contract(&filter);
+            let query = &catalog.api_schema().schema_definition.query;
+            let query = query.as_ref().and_then(|q| catalog.get(q.as_str()));
+            if !query.is_some_and(|q| contract.is_visible(q.id)) {
+                // A contract without a query field is no API: refused, never served.
+                assert!(contract.api_schema(&catalog).is_err(), "{relative}, {filter:?}");
+                continue;
+            }
+            let schema = match contract.api_schema(&catalog) {
+                Ok(schema) => schema,
+                Err(error) => panic!("{relative}, {filter:?}: {error}"),
+            };
+            let expected: BTreeSet<String> = catalog
+                .members()
+                .iter()
+                .filter(|m| contract.is_visible(m.id) && !(m.builtin && m.kind.is_type()))
+                .map(|m| m.coordinate.clone())
+                .collect();
+            let actual = coordinates(&schema);
+            let missing: Vec<_> = expected.difference(&actual).take(5).collect();
+            let extra: Vec<_> = actual.difference(&expected).take(5).collect();
+            assert!(
+                missing.is_empty() && extra.is_empty(),
+                "{relative}, {filter:?}: visible but not defined {missing:?}, defined but hidden {extra:?}"
+            );
+            contracts += 1;
+        }
+    }
+    assert!(contracts > 46, "{contracts} contracts");
 }

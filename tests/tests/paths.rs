@@ -15,7 +15,7 @@ use apollo_compiler::schema::ExtendedType;
 use apollo_compiler::validation::Valid;
 use apollo_compiler::Schema;
 use wayfinder_supergraph::MemberKind;
-use wayfinder_tests::{catalog, schema_path};
+use wayfinder_tests::{catalog, every_eval_schema, schema_path};
 
 /// A coordinate, parsed from its text.
 #[derive(Debug)]
@@ -204,25 +204,6 @@ fn spotify_api_schema() -> Valid<Schema> {
 const SPOTIFY: &str = "federated/spotify-showcase/supergraph.graphql";
 
 /// Every schema of the shared evaluation data, relative to its schemas folder.
-fn every_eval_schema() -> Vec<String> {
-    let root = schema_path("");
-    let mut found = Vec::new();
-    let mut folders = vec![root.clone()];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
-            let path = entry.path();
-            let name = entry.file_name();
-            if path.is_dir() && name != "subgraphs" {
-                folders.push(path);
-            } else if name == "supergraph.graphql" || name == "schema.graphql" {
-                found.push(path.strip_prefix(&root).unwrap().display().to_string());
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
 /// Checks every path of every member of `relative` against its API schema; the members of a
 /// kind that needs a path but has none.
 fn check_every_path(relative: &str) -> (usize, Vec<String>) {

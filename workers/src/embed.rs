@@ -149,6 +149,19 @@ fn environment(library: &Path) -> Result<ort::environment::Environment, EmbedErr
     Ok(environment)
 }
 
+/// The model at `path` with [`onnx_graph::gather_before_dequantizing`] applied, or `None` when
+/// it does not apply or the file cannot be read as ONNX here (ONNX Runtime, which reads more
+/// formats, then loads the file itself).
+fn rewritten_model(path: &Path) -> Option<Vec<u8>> {
+    let bytes = std::fs::read(path).ok()?;
+    onnx_graph::gather_before_dequantizing(&bytes)
+        .inspect_err(|e| {
+            tracing::debug!(model = %path.display(), error = %e, "model left as it is");
+        })
+        .ok()
+        .flatten()
+}
+
 /// Identifies what a vector was made by: the model file, its tokenizer and the settings that
 /// change the output. The vector cache is keyed by it.
 pub fn model_key(config: &ModelConfig) -> Result<u64, EmbedError> {
@@ -224,20 +237,25 @@ impl Embedder {
             .with_intra_threads(threads.max(1))
             .map_err(|e| model_error(e.to_string()))?;
         let rewritten = if rewrite {
-            let bytes = std::fs::read(&config.onnx).map_err(|e| EmbedError::Read {
-                path: config.onnx.clone(),
-                message: e.to_string(),
-            })?;
-            onnx_graph::gather_before_dequantizing(&bytes)
-                .map_err(|e| model_error(e.to_string()))?
+            rewritten_model(&config.onnx)
         } else {
             None
         };
-        let session = match rewritten {
-            Some(bytes) => builder.commit_from_memory(&bytes),
-            None => builder.commit_from_file(&config.onnx),
-        }
-        .map_err(|e| model_error(e.to_string()))?;
+        let from_memory = rewritten.and_then(|bytes| {
+            builder
+                .commit_from_memory(&bytes)
+                .inspect_err(|e| {
+                    tracing::warn!(model = %config.onnx.display(), error = %e,
+                        "the rewritten model did not load; loading the file as it is");
+                })
+                .ok()
+        });
+        let session = match from_memory {
+            Some(session) => session,
+            None => builder
+                .commit_from_file(&config.onnx)
+                .map_err(|e| model_error(e.to_string()))?,
+        };
         let input_names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         for required in ["input_ids", "attention_mask"] {
             if !input_names.contains(&required) {
@@ -290,8 +308,8 @@ impl Embedder {
         // depends on it (it passes the gate itself).
         drop(call);
         embedder.embed(&["wayfinder"])?;
-        // Loading folds the model's int8 weights into float ones through temporaries twice
-        // their size, which the C allocator keeps unless asked: 59 MB of a 176 MB session.
+        // Loading folds the model's int8 weights into float ones through temporaries, which
+        // the C allocator keeps unless asked.
         release_free_memory();
         Ok(embedder)
     }
@@ -530,9 +548,11 @@ mod tests {
                 .unwrap()
         };
         let (rewritten, as_is) = (embed(true), embed(false));
+        assert_eq!(rewritten.len(), as_is.len());
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         for (a, b) in rewritten.iter().zip(&as_is) {
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&a.vector), bits(&b.vector));
+            assert_eq!(a.tokens, b.tokens);
         }
         let bytes = std::fs::read(&config.onnx).unwrap();
         assert!(onnx_graph::gather_before_dequantizing(&bytes).unwrap().is_some());

@@ -4,20 +4,24 @@
 //! rows and a float scale, made float by `Cast` and `Mul` nodes. ONNX Runtime folds those
 //! constants at load, so a session holds every weight as float, the token-embedding table
 //! included: 30,522 x 384 floats (45 MB) of which a question reads a dozen rows.
-//! [`gather_before_dequantizing`] moves the table's `Gather` in front of the `Cast` and `Mul`:
-//! the rows a text needs are gathered as int8 and only they are made float. Each value is the
-//! same float product as before, so the vectors are bit for bit the same.
+//! [`gather_before_dequantizing`] moves such a table's `Gather` in front of the `Cast` and
+//! `Mul`: the rows a text needs are gathered as int8 and only they are made float. Each value
+//! is the same float product as before; for the default model the vectors are the same to the
+//! bit (a test compares them). Another model's runtime fusions may differ once rewritten.
 //!
 //! Flow: model bytes -> [`proto::ModelProto`] (prost) -> rewritten graph -> bytes, which the
-//! embedder hands to ONNX Runtime. A model the rewrite does not apply to is loaded as it is.
+//! embedder hands to ONNX Runtime. A model the rewrite does not fully understand (subgraphs,
+//! external data, a newer IR than the vendored proto, names it would clash with) is left alone
+//! and loaded from its file as it is.
 
 #[allow(clippy::all, clippy::pedantic, rustdoc::all)]
 pub mod proto;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use prost::Message;
 
+use proto::attribute_proto::AttributeType;
 use proto::{tensor_proto, AttributeProto, NodeProto, TensorProto};
 
 #[derive(Debug, thiserror::Error)]
@@ -26,17 +30,35 @@ pub enum GraphError {
     Decode(#[from] prost::DecodeError),
 }
 
+/// One `Gather` to rewrite.
+struct Match {
+    gather: usize,
+    cast: usize,
+    mul: usize,
+    table: String,
+    scale: String,
+    per_row: bool,
+}
+
 /// Rewrites every `Gather(Mul(Cast(int8 table), per-row or single scale), ids)` on axis 0 into
 /// `Mul(Cast(Gather(table, ids)), Gather(scale, ids))`. Returns the new model's bytes, or `None`
-/// when no gather matched (or the model keeps its weights in external files, which a model
-/// loaded from memory cannot find).
+/// when no gather matched or the model is one the rewrite leaves alone (see the module doc).
 pub fn gather_before_dequantizing(model: &[u8]) -> Result<Option<Vec<u8>>, GraphError> {
     let mut model = proto::ModelProto::decode(model)?;
+    // Fields of a newer format would be lost in the round trip.
+    if model.ir_version() > proto::Version::IrVersion as i64 {
+        return Ok(None);
+    }
     let Some(graph) = model.graph.as_mut() else {
         return Ok(None);
     };
     let external = tensor_proto::DataLocation::External as i32;
-    if graph.initializer.iter().any(|t| t.data_location == Some(external)) {
+    let subgraph = [AttributeType::Graph, AttributeType::Graphs];
+    if graph.initializer.iter().any(|t| t.data_location == Some(external))
+        || graph.node.iter().flat_map(|n| &n.attribute).any(|a| {
+            subgraph.contains(&a.r#type()) || a.t.as_ref().is_some_and(|t| t.data_location == Some(external))
+        })
+    {
         return Ok(None);
     }
 
@@ -59,13 +81,12 @@ pub fn gather_before_dequantizing(model: &[u8]) -> Result<Option<Vec<u8>>, Graph
         *consumers.entry(output.name()).or_default() += 1;
     }
 
-    // (gather, cast, mul, int8 table, scale, whether the scale is per row)
     let mut matches = Vec::new();
     for (g, gather) in graph.node.iter().enumerate() {
         if !is_op(gather, "Gather") || int_attribute(gather, "axis").unwrap_or(0) != 0 {
             continue;
         }
-        let [table, _ids] = gather.input.as_slice() else {
+        let ([table, _ids], [_output]) = (gather.input.as_slice(), gather.output.as_slice()) else {
             continue;
         };
         let Some(&m) = producer.get(table.as_str()) else {
@@ -98,39 +119,58 @@ pub fn gather_before_dequantizing(model: &[u8]) -> Result<Option<Vec<u8>>, Graph
                 && consumers.get(cast_out.as_str()) == Some(&1))
             .then(|| (c, scale.name().to_string(), per_row))
         });
-        if let Some((c, scale, per_row)) = found {
-            matches.push((g, c, m, graph.node[c].input[0].clone(), scale, per_row));
+        if let Some((cast, scale, per_row)) = found {
+            let table = graph.node[cast].input[0].clone();
+            matches.push(Match { gather: g, cast, mul: m, table, scale, per_row });
         }
     }
     if matches.is_empty() {
+        return Ok(None);
+    }
+    let taken: HashSet<&str> = graph
+        .node
+        .iter()
+        .flat_map(|n| n.output.iter().map(String::as_str).chain(n.name.as_deref()))
+        .chain(graph.initializer.iter().map(|t| t.name()))
+        .chain(graph.input.iter().map(|v| v.name()))
+        .collect();
+    let new_name = |output: &str, what: &str| format!("{output}/wayfinder/{what}");
+    let clashes = matches.iter().any(|m| {
+        let output = &graph.node[m.gather].output[0];
+        ["rows", "float_rows", "row_scales"]
+            .iter()
+            .any(|what| taken.contains(new_name(output, what).as_str()))
+    });
+    if clashes {
         return Ok(None);
     }
 
     let mut removed = vec![false; graph.node.len()];
     let mut replaced: HashMap<usize, Vec<NodeProto>> = HashMap::new();
     let mut dropped_values = Vec::new();
-    for (g, c, m, table, scale, per_row) in matches {
+    for Match { gather: g, cast, mul, table, scale, per_row } in matches {
         let gather = &graph.node[g];
+        let node_name = gather.name.clone().unwrap_or_else(|| gather.output[0].clone());
         let (ids, output) = (gather.input[1].clone(), gather.output[0].clone());
-        let rows = format!("{output}/wayfinder/rows");
-        let floats = format!("{output}/wayfinder/float_rows");
+        let rows = new_name(&output, "rows");
+        let floats = new_name(&output, "float_rows");
         let mut nodes = vec![
             node("Gather", &rows, [table, ids.clone()], &rows, gather.attribute.clone()),
-            node("Cast", &floats, [rows.clone()], &floats, graph.node[c].attribute.clone()),
+            node("Cast", &floats, [rows.clone()], &floats, graph.node[cast].attribute.clone()),
         ];
         let scale = if per_row {
-            let scales = format!("{output}/wayfinder/row_scales");
+            let scales = new_name(&output, "row_scales");
             nodes.push(node("Gather", &scales, [scale, ids], &scales, vec![]));
             scales
         } else {
             scale
         };
-        nodes.push(node("Mul", &output, [floats, scale], &output, vec![]));
+        nodes.push(node("Mul", &node_name, [floats, scale], &output, vec![]));
         replaced.insert(g, nodes);
-        removed[c] = true;
-        removed[m] = true;
-        dropped_values.push(graph.node[c].output[0].clone());
-        dropped_values.push(graph.node[m].output[0].clone());
+        removed[cast] = true;
+        removed[mul] = true;
+        dropped_values.push(graph.node[cast].output[0].clone());
+        dropped_values.push(graph.node[mul].output[0].clone());
     }
     let old = std::mem::take(&mut graph.node);
     for (i, n) in old.into_iter().enumerate() {
@@ -175,7 +215,7 @@ fn node<const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proto::{attribute_proto::AttributeType, GraphProto, ModelProto};
+    use proto::{GraphProto, ModelProto};
 
     fn tensor(name: &str, dims: &[i64], data_type: tensor_proto::DataType) -> TensorProto {
         TensorProto {
