@@ -69,13 +69,18 @@ fn remove(schema: &mut Schema, catalog: &Catalog, member: &Member) {
             schema.types.shift_remove(member.name.as_str());
         }
         MemberKind::Directive => {
-            schema.directive_definitions.shift_remove(member.name.as_str());
+            schema
+                .directive_definitions
+                .shift_remove(member.name.as_str());
         }
         MemberKind::DirectiveArgument => {
-            if let Some(directive) = parent
-                .and_then(|d| schema.directive_definitions.get_mut(d.name.as_str()))
+            if let Some(directive) =
+                parent.and_then(|d| schema.directive_definitions.get_mut(d.name.as_str()))
             {
-                directive.make_mut().arguments.retain(|a| a.name.as_str() != member.name);
+                directive
+                    .make_mut()
+                    .arguments
+                    .retain(|a| a.name.as_str() != member.name);
             }
         }
         MemberKind::Field | MemberKind::InputField => {
@@ -116,7 +121,10 @@ fn remove(schema: &mut Schema, catalog: &Catalog, member: &Member) {
                 _ => return,
             };
             if let Some(field) = fields.get_mut(field.name.as_str()) {
-                field.make_mut().arguments.retain(|a| a.name.as_str() != member.name);
+                field
+                    .make_mut()
+                    .arguments
+                    .retain(|a| a.name.as_str() != member.name);
             }
         }
         _ => {}

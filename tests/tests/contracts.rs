@@ -171,19 +171,31 @@ fn coordinates(schema: &Schema) -> BTreeSet<String> {
             ExtendedType::Object(o) => fields(
                 o.fields
                     .values()
-                    .map(|f| (f.name.to_string(), f.arguments.iter().map(|a| a.name.to_string()).collect()))
+                    .map(|f| {
+                        (
+                            f.name.to_string(),
+                            f.arguments.iter().map(|a| a.name.to_string()).collect(),
+                        )
+                    })
                     .collect(),
             ),
             ExtendedType::Interface(i) => fields(
                 i.fields
                     .values()
-                    .map(|f| (f.name.to_string(), f.arguments.iter().map(|a| a.name.to_string()).collect()))
+                    .map(|f| {
+                        (
+                            f.name.to_string(),
+                            f.arguments.iter().map(|a| a.name.to_string()).collect(),
+                        )
+                    })
                     .collect(),
             ),
             ExtendedType::InputObject(i) => {
                 fields(i.fields.keys().map(|f| (f.to_string(), vec![])).collect())
             }
-            ExtendedType::Enum(e) => fields(e.values.keys().map(|v| (v.to_string(), vec![])).collect()),
+            ExtendedType::Enum(e) => {
+                fields(e.values.keys().map(|v| (v.to_string(), vec![])).collect())
+            }
             _ => {}
         }
     }
@@ -220,7 +232,10 @@ fn every_contract_schema_is_valid_and_defines_exactly_the_visible_members() {
             let query = query.as_ref().and_then(|q| catalog.get(q.as_str()));
             if !query.is_some_and(|q| contract.is_visible(q.id)) {
                 // A contract without a query field is no API: refused, never served.
-                assert!(contract.api_schema(&catalog).is_err(), "{relative}, {filter:?}");
+                assert!(
+                    contract.api_schema(&catalog).is_err(),
+                    "{relative}, {filter:?}"
+                );
                 continue;
             }
             let schema = match contract.api_schema(&catalog) {

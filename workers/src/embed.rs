@@ -555,6 +555,8 @@ mod tests {
             assert_eq!(a.tokens, b.tokens);
         }
         let bytes = std::fs::read(&config.onnx).unwrap();
-        assert!(onnx_graph::gather_before_dequantizing(&bytes).unwrap().is_some());
+        assert!(onnx_graph::gather_before_dequantizing(&bytes)
+            .unwrap()
+            .is_some());
     }
 }

@@ -15,6 +15,7 @@
 //! and loaded from its file as it is.
 
 #[allow(clippy::all, clippy::pedantic, rustdoc::all)]
+#[rustfmt::skip]
 pub mod proto;
 
 use std::collections::{HashMap, HashSet};
@@ -54,19 +55,22 @@ pub fn gather_before_dequantizing(model: &[u8]) -> Result<Option<Vec<u8>>, Graph
     };
     let external = tensor_proto::DataLocation::External as i32;
     let subgraph = [AttributeType::Graph, AttributeType::Graphs];
-    if graph.initializer.iter().any(|t| t.data_location == Some(external))
+    if graph
+        .initializer
+        .iter()
+        .any(|t| t.data_location == Some(external))
         || graph.node.iter().flat_map(|n| &n.attribute).any(|a| {
-            subgraph.contains(&a.r#type()) || a.t.as_ref().is_some_and(|t| t.data_location == Some(external))
+            subgraph.contains(&a.r#type())
+                || a.t
+                    .as_ref()
+                    .is_some_and(|t| t.data_location == Some(external))
         })
     {
         return Ok(None);
     }
 
-    let initializers: HashMap<&str, &TensorProto> = graph
-        .initializer
-        .iter()
-        .map(|t| (t.name(), t))
-        .collect();
+    let initializers: HashMap<&str, &TensorProto> =
+        graph.initializer.iter().map(|t| (t.name(), t)).collect();
     let producer: HashMap<&str, usize> = graph
         .node
         .iter()
@@ -121,7 +125,14 @@ pub fn gather_before_dequantizing(model: &[u8]) -> Result<Option<Vec<u8>>, Graph
         });
         if let Some((cast, scale, per_row)) = found {
             let table = graph.node[cast].input[0].clone();
-            matches.push(Match { gather: g, cast, mul: m, table, scale, per_row });
+            matches.push(Match {
+                gather: g,
+                cast,
+                mul: m,
+                table,
+                scale,
+                per_row,
+            });
         }
     }
     if matches.is_empty() {
@@ -148,15 +159,38 @@ pub fn gather_before_dequantizing(model: &[u8]) -> Result<Option<Vec<u8>>, Graph
     let mut removed = vec![false; graph.node.len()];
     let mut replaced: HashMap<usize, Vec<NodeProto>> = HashMap::new();
     let mut dropped_values = Vec::new();
-    for Match { gather: g, cast, mul, table, scale, per_row } in matches {
+    for Match {
+        gather: g,
+        cast,
+        mul,
+        table,
+        scale,
+        per_row,
+    } in matches
+    {
         let gather = &graph.node[g];
-        let node_name = gather.name.clone().unwrap_or_else(|| gather.output[0].clone());
+        let node_name = gather
+            .name
+            .clone()
+            .unwrap_or_else(|| gather.output[0].clone());
         let (ids, output) = (gather.input[1].clone(), gather.output[0].clone());
         let rows = new_name(&output, "rows");
         let floats = new_name(&output, "float_rows");
         let mut nodes = vec![
-            node("Gather", &rows, [table, ids.clone()], &rows, gather.attribute.clone()),
-            node("Cast", &floats, [rows.clone()], &floats, graph.node[cast].attribute.clone()),
+            node(
+                "Gather",
+                &rows,
+                [table, ids.clone()],
+                &rows,
+                gather.attribute.clone(),
+            ),
+            node(
+                "Cast",
+                &floats,
+                [rows.clone()],
+                &floats,
+                graph.node[cast].attribute.clone(),
+            ),
         ];
         let scale = if per_row {
             let scales = new_name(&output, "row_scales");
@@ -192,7 +226,10 @@ fn is_op(node: &NodeProto, op: &str) -> bool {
 }
 
 fn int_attribute(node: &NodeProto, name: &str) -> Option<i64> {
-    node.attribute.iter().find(|a| a.name() == name).map(|a| a.i())
+    node.attribute
+        .iter()
+        .find(|a| a.name() == name)
+        .map(|a| a.i())
 }
 
 fn node<const N: usize>(
@@ -238,7 +275,13 @@ mod tests {
             node("Mul", "m", ["f".into(), "s".into()], "w", vec![]),
         ];
         for i in 0..table_uses {
-            nodes.push(node("Gather", "g", ["w".into(), "ids".into()], &format!("e{i}"), vec![]));
+            nodes.push(node(
+                "Gather",
+                "g",
+                ["w".into(), "ids".into()],
+                &format!("e{i}"),
+                vec![],
+            ));
         }
         ModelProto {
             graph: Some(GraphProto {
@@ -256,12 +299,20 @@ mod tests {
 
     fn ops(bytes: &[u8]) -> Vec<(String, Vec<String>)> {
         let model = ModelProto::decode(bytes).unwrap();
-        model.graph.unwrap().node.into_iter().map(|n| (n.op_type().to_string(), n.input)).collect()
+        model
+            .graph
+            .unwrap()
+            .node
+            .into_iter()
+            .map(|n| (n.op_type().to_string(), n.input))
+            .collect()
     }
 
     #[test]
     fn gathers_int8_rows_and_their_scales() {
-        let rewritten = gather_before_dequantizing(&model(&[10, 1], 1)).unwrap().unwrap();
+        let rewritten = gather_before_dequantizing(&model(&[10, 1], 1))
+            .unwrap()
+            .unwrap();
         let ops = ops(&rewritten);
         let names: Vec<&str> = ops.iter().map(|(op, _)| op.as_str()).collect();
         assert_eq!(names, ["Gather", "Cast", "Gather", "Mul"]);
@@ -273,14 +324,21 @@ mod tests {
     fn a_single_scale_is_not_gathered() {
         let rewritten = gather_before_dequantizing(&model(&[], 1)).unwrap().unwrap();
         let ops = ops(&rewritten);
-        assert_eq!(ops.iter().map(|(op, _)| op.as_str()).collect::<Vec<_>>(), ["Gather", "Cast", "Mul"]);
+        assert_eq!(
+            ops.iter().map(|(op, _)| op.as_str()).collect::<Vec<_>>(),
+            ["Gather", "Cast", "Mul"]
+        );
         assert_eq!(ops[2].1[1], "s");
     }
 
     #[test]
     fn a_table_used_twice_or_scaled_by_column_is_left_alone() {
-        assert!(gather_before_dequantizing(&model(&[10, 1], 2)).unwrap().is_none());
-        assert!(gather_before_dequantizing(&model(&[1, 4], 1)).unwrap().is_none());
+        assert!(gather_before_dequantizing(&model(&[10, 1], 2))
+            .unwrap()
+            .is_none());
+        assert!(gather_before_dequantizing(&model(&[1, 4], 1))
+            .unwrap()
+            .is_none());
     }
 
     #[test]
