@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use apollo_compiler::schema::ExtendedType;
-use apollo_compiler::Schema;
+use apollo_compiler::{Name, Schema};
 use wayfinder_supergraph::{Catalog, Contract, ContractFilter};
 use wayfinder_tests::{catalog, every_eval_schema, repo_path};
 
@@ -159,44 +159,24 @@ fn coordinates(schema: &Schema) -> BTreeSet<String> {
             continue;
         }
         found.insert(name.to_string());
-        let mut fields = |fields: Vec<(String, Vec<String>)>| {
-            for (field, arguments) in fields {
-                for argument in arguments {
-                    found.insert(format!("{name}.{field}({argument}:)"));
-                }
-                found.insert(format!("{name}.{field}"));
-            }
+        let fields = match ty {
+            ExtendedType::Object(o) => Some(&o.fields),
+            ExtendedType::Interface(i) => Some(&i.fields),
+            _ => None,
         };
-        match ty {
-            ExtendedType::Object(o) => fields(
-                o.fields
-                    .values()
-                    .map(|f| {
-                        (
-                            f.name.to_string(),
-                            f.arguments.iter().map(|a| a.name.to_string()).collect(),
-                        )
-                    })
-                    .collect(),
-            ),
-            ExtendedType::Interface(i) => fields(
-                i.fields
-                    .values()
-                    .map(|f| {
-                        (
-                            f.name.to_string(),
-                            f.arguments.iter().map(|a| a.name.to_string()).collect(),
-                        )
-                    })
-                    .collect(),
-            ),
-            ExtendedType::InputObject(i) => {
-                fields(i.fields.keys().map(|f| (f.to_string(), vec![])).collect())
+        for field in fields.into_iter().flat_map(|f| f.values()) {
+            found.insert(format!("{name}.{}", field.name));
+            for argument in &field.arguments {
+                found.insert(format!("{name}.{}({}:)", field.name, argument.name));
             }
-            ExtendedType::Enum(e) => {
-                fields(e.values.keys().map(|v| (v.to_string(), vec![])).collect())
-            }
-            _ => {}
+        }
+        let members: Vec<&Name> = match ty {
+            ExtendedType::InputObject(i) => i.fields.keys().collect(),
+            ExtendedType::Enum(e) => e.values.keys().collect(),
+            _ => Vec::new(),
+        };
+        for member in members {
+            found.insert(format!("{name}.{member}"));
         }
     }
     for (name, directive) in &schema.directive_definitions {

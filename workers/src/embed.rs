@@ -214,6 +214,12 @@ impl Embedder {
 
     /// [`Embedder::load`], with the model's graph rewritten ([`onnx_graph`]) or as it is.
     fn open(config: &ModelConfig, threads: usize, rewrite: bool) -> Result<Self, EmbedError> {
+        // Outside the runtime's gate: the rewrite does not call into it, so exit need not wait.
+        let rewritten = if rewrite {
+            rewritten_model(&config.onnx)
+        } else {
+            None
+        };
         let call = RuntimeCall::enter()?;
         let environment = environment(&config.runtime)?;
         let model_error = |message: String| EmbedError::Model {
@@ -236,11 +242,6 @@ impl Embedder {
             .map_err(|e| model_error(e.to_string()))?
             .with_intra_threads(threads.max(1))
             .map_err(|e| model_error(e.to_string()))?;
-        let rewritten = if rewrite {
-            rewritten_model(&config.onnx)
-        } else {
-            None
-        };
         let from_memory = rewritten.and_then(|bytes| {
             builder
                 .commit_from_memory(&bytes)
