@@ -42,6 +42,7 @@ pub struct Answering<'a> {
 }
 
 /// What the execution produced, with what the searches found, for the request's span.
+#[derive(Default)]
 pub struct Answered {
     pub data: Option<Value>,
     pub errors: Vec<RequestErrorOrField>,

@@ -56,6 +56,23 @@ pub struct Tenants {
     /// Take the tenant from a claim of a JSON Web Token the plugin verifies itself.
     #[serde(default)]
     pub jwt: Option<Jwt>,
+    /// Where contracts hold. `all`: a restricted tenant's standard introspection is answered
+    /// from its contract and its operations are validated against it (a request naming an
+    /// unknown tenant is refused). `search_only`: contracts filter `__search` and
+    /// `__definitions` alone, and every other request reaches the whole API.
+    #[serde(default)]
+    pub enforce: Enforce,
+}
+
+/// Where tenants' contracts are enforced.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Enforce {
+    /// Search, definitions, standard introspection and every operation.
+    #[default]
+    All,
+    /// `__search` and `__definitions` only.
+    SearchOnly,
 }
 
 fn default_tenant_header() -> String {

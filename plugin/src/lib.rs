@@ -13,6 +13,7 @@ pub mod answer;
 pub mod config;
 pub mod definitions;
 pub mod error;
+pub mod gate;
 pub mod metrics;
 pub mod operation;
 pub mod quota;

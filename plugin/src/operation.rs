@@ -105,6 +105,8 @@ pub struct Prepared {
     pub response_keys: Vec<String>,
     /// `__search` and `__definitions` fields at the root.
     pub semantic_fields: usize,
+    /// The whole operation, when its `__schema` and `__type` fields are answered here.
+    pub introspection: Option<Node<Operation>>,
 }
 
 /// The part of an operation the router answers.
@@ -122,11 +124,14 @@ pub enum Parsed {
     Semantic(Prepared),
 }
 
+/// Takes `query` apart. With `local_introspection`, `__schema` and `__type` are answered here
+/// (from a contract's schema) rather than by the router.
 pub fn prepare(
     schema: &SemanticSchema,
     query: &str,
     operation_name: Option<&str>,
     variables: &JsonMap,
+    local_introspection: bool,
 ) -> Result<Parsed, RequestError> {
     let document = parse_and_validate(&schema.schema, query)?;
     let operation = document
@@ -138,12 +143,12 @@ pub fn prepare(
     }
     let fragments = &document.fragments;
     let mut semantic_fields = 0;
+    let mut introspection = false;
     visit_root_fields(&operation.selection_set, fragments, &mut |field| {
-        if is_semantic(field) {
-            semantic_fields += 1;
-        }
+        semantic_fields += usize::from(is_semantic(field));
+        introspection |= local_introspection && is_introspection(field);
     });
-    if semantic_fields == 0 {
+    if semantic_fields == 0 && !introspection {
         return Ok(Parsed::PassThrough);
     }
     let mut response_keys = Vec::new();
@@ -153,7 +158,9 @@ pub fn prepare(
         is_semantic(name) || name == "__typename"
     });
     let forwarded = prune(operation, fragments, &|name| {
-        !is_semantic(name) && name != "__typename"
+        !is_semantic(name)
+            && name != "__typename"
+            && !(local_introspection && is_introspection(name))
     });
     let forwarded = if forwarded.selection_set.selections.is_empty() {
         None
@@ -161,12 +168,17 @@ pub fn prepare(
         Some(forwarded_request(&document, forwarded, variables))
     };
     Ok(Parsed::Semantic(Prepared {
+        introspection: introspection.then(|| operation.clone()),
         semantic: Arc::new(Node::new(semantic)),
         document: Arc::new(document),
         forwarded,
         response_keys,
         semantic_fields,
     }))
+}
+
+fn is_introspection(name: &str) -> bool {
+    name == "__schema" || name == "__type"
 }
 
 fn is_semantic(name: &str) -> bool {
@@ -215,17 +227,20 @@ fn parse_and_validate(
             // example) breaks the same-response-shape rule although one definition is only
             // ever one of them. Those conflicts alone are let through; the part forwarded to
             // the router is validated again there.
-            if with_errors
-                .errors
-                .iter()
-                .all(|d| d.error.unstable_error_name() == Some("ConflictingFieldType"))
-            {
+            if only_conflicting_types(&with_errors.errors) {
                 Ok(Valid::assume_valid(with_errors.partial))
             } else {
                 Err(to_error(Code::ValidationFailed, &with_errors.errors))
             }
         }
     }
+}
+
+/// The one validation failure let through (see [`parse_and_validate`]).
+pub fn only_conflicting_types(diagnostics: &apollo_compiler::validation::DiagnosticList) -> bool {
+    diagnostics
+        .iter()
+        .all(|d| d.error.unstable_error_name() == Some("ConflictingFieldType"))
 }
 
 /// Calls `visit` with the name of every field at the root, through root fragments.
@@ -489,7 +504,7 @@ mod tests {
     }
 
     fn prepared(query: &str, name: Option<&str>, variables: JsonMap) -> Prepared {
-        match prepare(&schema(), query, name, &variables) {
+        match prepare(&schema(), query, name, &variables, false) {
             Ok(Parsed::Semantic(prepared)) => prepared,
             Ok(Parsed::PassThrough) => panic!("passed through"),
             Err(e) => panic!("{e}"),
@@ -566,6 +581,7 @@ mod tests {
             query,
             name,
             &JsonMap::new(),
+            false,
         ) {
             Err(e) => e.code,
             Ok(_) => panic!("accepted {query}"),
@@ -591,6 +607,7 @@ mod tests {
             "query A { __search(query: \"x\") { coordinate } } query B { users { id } }",
             Some("B"),
             &JsonMap::new(),
+            false,
         );
         assert!(matches!(other, Ok(Parsed::PassThrough)));
     }

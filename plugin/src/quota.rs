@@ -21,8 +21,8 @@ use crate::error::{Code, RequestError};
 type Bucket = Arc<DefaultDirectRateLimiter>;
 
 /// The buckets plugin instances hold, by tenant and settings.
-static BUCKETS: Mutex<Option<HashMap<(String, RateLimit), Weak<DefaultDirectRateLimiter>>>> =
-    Mutex::new(None);
+type Held = HashMap<(String, RateLimit), Weak<DefaultDirectRateLimiter>>;
+static BUCKETS: Mutex<Option<Held>> = Mutex::new(None);
 
 /// The quotas of one plugin instance.
 #[derive(Default)]
@@ -129,6 +129,7 @@ mod tests {
             ]
             .into(),
             jwt: None,
+            enforce: Default::default(),
         }
     }
 

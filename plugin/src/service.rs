@@ -23,17 +23,23 @@ use wayfinder_workers::visibility::Visibility;
 use wayfinder_workers::Engine;
 
 use crate::answer::{self, Answering, RequestErrorOrField};
-use crate::config::Config;
+use crate::config::{Config, Enforce};
 use crate::definitions::Scope;
 use crate::error::{Code, RequestError};
+use crate::gate::{Gate, Verdict};
 use crate::metrics::Metrics;
 use crate::operation::{self, Forwarded, Parsed, Prepared, SemanticSchema};
 use crate::quota::Quotas;
 use crate::request::{self, GraphqlRequest, Incoming};
 use crate::tenant::{Tenant, TenantResolver};
 
-/// Operations using the new fields remembered by their persisted-query hash.
+/// Operations remembered by their persisted-query hash (those using the new fields, and those
+/// of restricted tenants).
 const PERSISTED_KEPT: usize = 1024;
+
+/// Longer operation texts are not remembered by their hash (memory stays bounded): a client
+/// naming one by its hash alone is asked for the text again.
+const PERSISTED_MAX_CHARS: usize = 64 * 1024;
 
 /// The inner router service, cloneable.
 pub type Inner = apollo_router::layers::unconstrained_buffer::UnconstrainedBuffer<
@@ -50,12 +56,17 @@ pub struct Instance {
     pub tenants: Option<TenantResolver>,
     /// Each configured contract over `catalog`, for `__definitions`.
     pub contracts: std::collections::HashMap<String, Arc<Contract>>,
+    /// What each contract that hides something lets its tenants introspect and run; empty
+    /// with `tenants.enforce: search_only`.
+    pub gates: std::collections::HashMap<String, Arc<Gate>>,
     /// The router's introspection setting, learnt from the router on first use.
     pub introspection: tokio::sync::OnceCell<bool>,
     pub metrics: Metrics,
     /// Each tenant's token bucket, for those with a `rate_limit`.
     pub quotas: Quotas,
     persisted: Mutex<LruCache<String, Arc<str>>>,
+    /// Operation texts restricted tenants sent with a persisted-query hash.
+    gated_persisted: Mutex<LruCache<String, Arc<str>>>,
 }
 
 /// What to do with one GraphQL request.
@@ -88,7 +99,7 @@ impl Instance {
             .as_ref()
             .map(TenantResolver::new)
             .transpose()?;
-        let contracts = tenants
+        let contracts: std::collections::HashMap<String, Arc<Contract>> = tenants
             .iter()
             .flat_map(|t| t.contract_names().map(|name| (name, t.filter(name))))
             .filter_map(|(name, filter)| {
@@ -96,7 +107,31 @@ impl Instance {
                 Some((name.to_string(), Arc::new(catalog.contract(filter))))
             })
             .collect();
+        let gates = match config.tenants.as_ref().map(|t| t.enforce) {
+            Some(Enforce::All) => contracts
+                .iter()
+                .map(|(name, contract)| {
+                    let gate = Gate::new(&catalog, contract)
+                        .map_err(|e| format!("tenants.contracts.{name}: {e}"))?;
+                    Ok((name.clone(), Arc::new(gate)))
+                })
+                .collect::<Result<_, String>>()?,
+            Some(Enforce::SearchOnly) => {
+                tracing::warn!(
+                    "wayfinder.search: tenants.enforce is search_only: contracts filter \
+                     __search and __definitions only; standard introspection and operations \
+                     of every tenant see the whole API"
+                );
+                Default::default()
+            }
+            None => Default::default(),
+        };
         let quotas = Quotas::new(config.tenants.as_ref());
+        let kept = || {
+            Mutex::new(LruCache::new(
+                NonZeroUsize::new(PERSISTED_KEPT).unwrap_or(NonZeroUsize::MIN),
+            ))
+        };
         Ok(Instance {
             quotas,
             config,
@@ -105,11 +140,11 @@ impl Instance {
             catalog,
             tenants,
             contracts,
+            gates,
             introspection: tokio::sync::OnceCell::new(),
             metrics: Metrics::default(),
-            persisted: Mutex::new(LruCache::new(
-                NonZeroUsize::new(PERSISTED_KEPT).unwrap_or(NonZeroUsize::MIN),
-            )),
+            persisted: kept(),
+            gated_persisted: kept(),
         })
     }
 
@@ -133,8 +168,12 @@ impl Instance {
         } else {
             &bytes
         };
+        let gate = match self.gate(&parts.headers) {
+            Ok(gate) => gate,
+            Err(error) => return respond(Reply::error(&error), context),
+        };
         let persisted = request::mentions_persisted_query(text) && !self.persisted_is_empty();
-        if !request::mentions_semantic_fields(text) && !persisted {
+        if gate.is_none() && !request::mentions_semantic_fields(text) && !persisted {
             let request = http::Request::from_parts(parts, router::body::from_bytes(bytes));
             return through(inner, router::Request::from((request, context))).await;
         }
@@ -157,7 +196,10 @@ impl Instance {
             let reply = match incoming {
                 Err(error) => Reply::error(&error),
                 Ok(Incoming::Single(graphql)) => {
-                    match this.reply(graphql, &parts, &context, &inner).await {
+                    match this
+                        .reply(graphql, &parts, &context, &inner, gate.as_ref())
+                        .await
+                    {
                         Outcome::Answered(reply) => reply,
                         Outcome::PassThrough(_) => {
                             let request =
@@ -167,26 +209,29 @@ impl Instance {
                     }
                 }
                 Ok(Incoming::Batch(entries)) => {
-                    this.reply_batch(entries, &parts, &context, &inner).await
+                    this.reply_batch(entries, &parts, &context, &inner, gate.as_ref())
+                        .await
                 }
             };
-            let mut response =
-                http::Response::builder()
-                    .status(reply.status)
-                    .body(router::body::from_bytes(
-                        serde_json::to_vec(&reply.body).unwrap_or_default(),
-                    ))?;
-            response.headers_mut().insert(
-                http::header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            router::Response::http_response_builder()
-                .response(response)
-                .context(context)
-                .build()
+            respond(reply, context)
         }
         .instrument(span)
         .await
+    }
+
+    /// The gate of the request's tenant when its contract hides something and is enforced
+    /// beyond search. With gates, a request must name a known tenant: passing an unknown one
+    /// through would show it the whole API.
+    fn gate(&self, headers: &http::HeaderMap) -> Result<Option<Arc<Gate>>, RequestError> {
+        let Some(tenants) = self.tenants.as_ref().filter(|_| !self.gates.is_empty()) else {
+            return Ok(None);
+        };
+        let tenant = tenants.resolve(headers)?;
+        Ok(tenant
+            .name
+            .as_ref()
+            .and_then(|name| self.gates.get(name))
+            .cloned())
     }
 
     fn persisted_is_empty(&self) -> bool {
@@ -199,6 +244,7 @@ impl Instance {
         parts: &http::request::Parts,
         context: &Context,
         inner: &Inner,
+        gate: Option<&Arc<Gate>>,
     ) -> Reply {
         let max = self.config.limits.max_batch;
         if entries.len() > max {
@@ -214,7 +260,7 @@ impl Instance {
         for entry in entries {
             let reply = match entry {
                 Err(error) => Reply::error(&error),
-                Ok(graphql) => match self.reply(graphql, parts, context, inner).await {
+                Ok(graphql) => match self.reply(graphql, parts, context, inner, gate).await {
                     Outcome::Answered(reply) => reply,
                     Outcome::PassThrough(graphql) => self
                         .send(graphql, parts, context, inner)
@@ -237,6 +283,7 @@ impl Instance {
         parts: &http::request::Parts,
         context: &Context,
         inner: &Inner,
+        gate: Option<&Arc<Gate>>,
     ) -> Outcome {
         let hash = graphql.persisted_query_hash().map(str::to_ascii_lowercase);
         let query: Arc<str> = match (graphql.query.take(), &hash) {
@@ -251,27 +298,69 @@ impl Instance {
             }
             (Some(query), None) => Arc::from(query),
             (None, Some(hash)) => {
-                let known = self
-                    .persisted
-                    .lock()
-                    .ok()
-                    .and_then(|mut p| p.get(hash).cloned());
-                match known {
-                    Some(query) => query,
-                    None => return Outcome::PassThrough(graphql),
+                let lookup = |kept: &Mutex<LruCache<String, Arc<str>>>| {
+                    kept.lock().ok().and_then(|mut p| p.get(hash).cloned())
+                };
+                let known = lookup(&self.persisted)
+                    .or_else(|| gate.and_then(|_| lookup(&self.gated_persisted)));
+                match (known, gate) {
+                    (Some(query), _) => query,
+                    (None, None) => return Outcome::PassThrough(graphql),
+                    // The text is needed to check it: the client sends it again (the
+                    // automatic persisted queries protocol).
+                    (None, Some(_)) => {
+                        return Outcome::Answered(Reply::error(&RequestError::new(
+                            Code::PersistedQueryNotFound,
+                            "PersistedQueryNotFound",
+                        )))
+                    }
                 }
             }
             (None, None) => return Outcome::PassThrough(graphql),
         };
-        if !request::mentions_semantic_fields(query.as_bytes()) {
+        let mut local_introspection = false;
+        if let Some(gate) = gate {
+            match gate.verdict(&query) {
+                Verdict::Refused(refusal) => {
+                    return Outcome::Answered(Reply {
+                        status: refusal.status,
+                        body: refusal.body(),
+                    })
+                }
+                Verdict::Allowed {
+                    introspection,
+                    narrowed_variables,
+                } => {
+                    if narrowed_variables {
+                        if let Err(error) = gate.check_variables(
+                            &query,
+                            graphql.operation_name.as_deref(),
+                            &graphql.variables,
+                        ) {
+                            return Outcome::Answered(Reply::error(&error));
+                        }
+                    }
+                    if let Some(hash) = hash.as_ref().filter(|_| query.len() <= PERSISTED_MAX_CHARS)
+                    {
+                        if let Ok(mut kept) = self.gated_persisted.lock() {
+                            kept.put(hash.clone(), Arc::clone(&query));
+                        }
+                    }
+                    // With introspection off, the router refuses it as it does for everyone.
+                    local_introspection = introspection && self.introspection_allowed(inner).await;
+                }
+            }
+        }
+        if !local_introspection && !request::mentions_semantic_fields(query.as_bytes()) {
             graphql.query = Some(query.to_string());
             return Outcome::PassThrough(graphql);
         }
         let prepared = match operation::prepare(
-            &self.schema,
+            gate.map_or(&self.schema, |gate| &gate.semantic),
             &query,
             graphql.operation_name.as_deref(),
             &graphql.variables,
+            local_introspection,
         ) {
             Err(error) => return Outcome::Answered(Reply::error(&error)),
             Ok(Parsed::PassThrough) => {
@@ -280,13 +369,13 @@ impl Instance {
             }
             Ok(Parsed::Semantic(prepared)) => prepared,
         };
-        if let Some(hash) = hash {
+        if let Some(hash) = hash.filter(|_| query.len() <= PERSISTED_MAX_CHARS) {
             if let Ok(mut persisted) = self.persisted.lock() {
                 persisted.put(hash, Arc::clone(&query));
             }
         }
         Outcome::Answered(
-            self.answer(prepared, graphql, parts, context, inner)
+            self.answer(prepared, graphql, parts, context, inner, gate)
                 .await
                 .unwrap_or_else(|error| Reply::error(&error)),
         )
@@ -299,6 +388,7 @@ impl Instance {
         parts: &http::request::Parts,
         context: &Context,
         inner: &Inner,
+        gate: Option<&Arc<Gate>>,
     ) -> Result<Reply, RequestError> {
         let span = tracing::Span::current();
         let tenant = match &self.tenants {
@@ -312,7 +402,7 @@ impl Instance {
             span.record("tenant", name.as_str());
         }
         span.record("semantic_fields", prepared.semantic_fields);
-        if !self.introspection_allowed(inner).await {
+        if prepared.semantic_fields > 0 && !self.introspection_allowed(inner).await {
             return Err(RequestError::new(
                 Code::IntrospectionDisabled,
                 "introspection has been disabled, and with it __search and __definitions",
@@ -327,9 +417,17 @@ impl Instance {
                 ),
             ));
         }
-        apollo_compiler::introspection::check_max_depth(&prepared.document, &prepared.semantic)
+        let checked = prepared
+            .introspection
+            .as_ref()
+            .unwrap_or(&prepared.semantic);
+        apollo_compiler::introspection::check_max_depth(&prepared.document, checked)
             .map_err(|e| RequestError::new(Code::DepthLimit, e.message().to_string()))?;
-        if let Some(name) = &tenant.name {
+        if let Some(name) = tenant
+            .name
+            .as_ref()
+            .filter(|_| prepared.semantic_fields > 0)
+        {
             self.quotas.take(name, prepared.semantic_fields)?;
         }
 
@@ -337,7 +435,7 @@ impl Instance {
             .forwarded
             .as_ref()
             .map(|forwarded| self.forward(forwarded, &graphql, parts, context, inner));
-        let semantic = self.execute(&prepared, graphql.variables.clone(), &tenant);
+        let semantic = self.execute(&prepared, graphql.variables.clone(), &tenant, gate);
         let (answered, routed) = match forwarded {
             Some(forwarded) => {
                 let (answered, routed) = tokio::join!(semantic, forwarded);
@@ -423,8 +521,29 @@ impl Instance {
         prepared: &Prepared,
         variables: request::JsonMap,
         tenant: &Tenant,
+        gate: Option<&Arc<Gate>>,
     ) -> Result<answer::Answered, RequestError> {
-        let schema = Arc::clone(&self.schema);
+        let introspection = gate.cloned().zip(prepared.introspection.clone());
+        if prepared.semantic_fields == 0 {
+            // Introspection alone: the engine's threads are for searches, which may be busy.
+            let document = Arc::clone(&prepared.document);
+            return tokio::task::spawn_blocking(move || {
+                let mut answered = answer::Answered {
+                    data: Some(Value::Object(Default::default())),
+                    ..Default::default()
+                };
+                introspect_into(&mut answered, introspection, &document, &variables);
+                answered
+            })
+            .await
+            .map_err(|_| {
+                RequestError::new(
+                    Code::Internal,
+                    "the introspection task failed (see the router's log)",
+                )
+            });
+        }
+        let schema = Arc::clone(gate.map_or(&self.schema, |gate| &gate.semantic));
         let document = Arc::clone(&prepared.document);
         let operation = Arc::clone(&prepared.semantic);
         let engine = Arc::clone(&self.engine);
@@ -450,7 +569,7 @@ impl Instance {
             // Time spent waiting for a background thread counts against the search's wait.
             let mut limits = limits;
             limits.max_search_wait = limits.max_search_wait.saturating_sub(queued.elapsed());
-            let answered = answer::execute(&Answering {
+            let mut answered = answer::execute(&Answering {
                 schema: &schema,
                 document: &document,
                 operation: &operation,
@@ -462,6 +581,7 @@ impl Instance {
                 tenant: &tenant,
                 metrics: &metrics,
             });
+            introspect_into(&mut answered, introspection, &document, &variables);
             let _ = sender.send(answered);
         };
         // On the engine's low-priority threads: under a flood of searches, ordinary requests
@@ -549,6 +669,47 @@ impl Instance {
             })
             .await
     }
+}
+
+/// Adds the answer to `__schema` and `__type` from the tenant's contract to `answered`.
+fn introspect_into(
+    answered: &mut answer::Answered,
+    introspection: Option<(
+        Arc<Gate>,
+        apollo_compiler::Node<apollo_compiler::executable::Operation>,
+    )>,
+    document: &apollo_compiler::validation::Valid<apollo_compiler::ExecutableDocument>,
+    variables: &request::JsonMap,
+) {
+    let Some((gate, operation)) = introspection else {
+        return;
+    };
+    match gate.introspect(document, &operation, variables) {
+        Ok(fields) => {
+            if let Some(Value::Object(data)) = &mut answered.data {
+                data.extend(fields);
+            }
+        }
+        Err(error) => answered.errors.push(RequestErrorOrField::Request(error)),
+    }
+}
+
+/// Builds the HTTP response for a reply the plugin made.
+fn respond(reply: Reply, context: Context) -> Result<router::Response, BoxError> {
+    let mut response =
+        http::Response::builder()
+            .status(reply.status)
+            .body(router::body::from_bytes(
+                serde_json::to_vec(&reply.body).unwrap_or_default(),
+            ))?;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    router::Response::http_response_builder()
+        .response(response)
+        .context(context)
+        .build()
 }
 
 /// Asks the router itself whether it answers introspection (its setting, or `--dev`).

@@ -3,10 +3,14 @@
 //! `@tag` contract configured for it.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use http::HeaderMap;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use lru::LruCache;
 use wayfinder_supergraph::ContractFilter;
 
 use crate::config::{Jwt, Tenants};
@@ -102,6 +106,13 @@ impl TenantResolver {
     }
 }
 
+/// Tokens whose verification is remembered. With enforced contracts every request resolves its
+/// tenant, and a client sends the same token many times.
+const TOKENS_KEPT: usize = 1024;
+
+/// Longer tokens are verified every time (the memory for remembered ones stays bounded).
+const TOKEN_MAX_BYTES: usize = 4096;
+
 /// Verifies tokens against a JWKS file or a shared secret.
 struct JwtVerifier {
     header: http::HeaderName,
@@ -109,6 +120,8 @@ struct JwtVerifier {
     keys: Keys,
     issuer: Option<String>,
     audience: Option<String>,
+    /// Verified tokens: the tenant they name and until when (Unix seconds) they stay valid.
+    verified: Mutex<LruCache<String, (Option<String>, u64)>>,
 }
 
 enum Keys {
@@ -171,6 +184,9 @@ impl JwtVerifier {
             keys,
             issuer: config.issuer.clone(),
             audience: config.audience.clone(),
+            verified: Mutex::new(LruCache::new(
+                NonZeroUsize::new(TOKENS_KEPT).unwrap_or(NonZeroUsize::MIN),
+            )),
         })
     }
 
@@ -192,6 +208,18 @@ impl JwtVerifier {
             .or_else(|| value.strip_prefix("bearer "))
             .unwrap_or(value)
             .trim();
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let remembered = self.verified.lock().ok().and_then(|mut verified| {
+            verified
+                .get(token)
+                .filter(|(_, until)| now <= *until)
+                .map(|(tenant, _)| tenant.clone())
+        });
+        if let Some(tenant) = remembered {
+            return Ok(tenant);
+        }
         let header =
             jsonwebtoken::decode_header(token).map_err(|e| unauthenticated(e.to_string()))?;
         let (algorithm, key) = match &self.keys {
@@ -233,14 +261,27 @@ impl JwtVerifier {
         )
         .map_err(|e| unauthenticated(e.to_string()))?
         .claims;
-        match claims.get(&self.claim) {
-            Some(serde_json::Value::String(tenant)) => Ok(Some(tenant.clone())),
-            Some(_) => Err(unauthenticated(format!(
-                "claim `{}` is not a string",
-                self.claim
-            ))),
-            None => Ok(None),
+        let tenant = match claims.get(&self.claim) {
+            Some(serde_json::Value::String(tenant)) => Some(tenant.clone()),
+            Some(_) => {
+                return Err(unauthenticated(format!(
+                    "claim `{}` is not a string",
+                    self.claim
+                )))
+            }
+            None => None,
+        };
+        // Valid as long as `decode` would accept it: until its expiry plus the leeway.
+        let until = claims
+            .get("exp")
+            .and_then(serde_json::Value::as_u64)
+            .map(|exp| exp.saturating_add(validation.leeway));
+        if let (Some(until), true) = (until, token.len() <= TOKEN_MAX_BYTES) {
+            if let Ok(mut verified) = self.verified.lock() {
+                verified.put(token.to_string(), (tenant.clone(), until));
+            }
         }
+        Ok(tenant)
     }
 }
 

@@ -607,7 +607,7 @@ fn the_plugin_survives_generated_and_mutated_requests() {
                 "contracts": {
                     "public": { "exclude_tags": ["internal"] },
                     "staff": {},
-                    "partner": { "include_tags": ["partner", "public"], "rate_limit": { "capacity": 50, "refill": 50, "interval": "1s" } },
+                    "partner": { "include_tags": ["partner"], "exclude_tags": ["internal"], "rate_limit": { "capacity": 50, "refill": 50, "interval": "1s" } },
                 },
             },
             "index": { "home": wayfinder_home(), "cache_dir": cache },
@@ -699,7 +699,7 @@ fn the_plugin_survives_generated_and_mutated_requests() {
         if n == cases / 10 {
             warm_rss.set(rss_bytes());
         }
-        if n % 100_000 == 0 {
+        if n.is_multiple_of(100_000) {
             eprintln!(
                 "{n} cases, {:.0} s, RSS {} MB",
                 started.elapsed().as_secs_f64(),

@@ -13,7 +13,7 @@ tenants:
   contracts:
     public: { exclude_tags: [internal] }
     staff: {}
-    partner: { include_tags: [partner, public] }
+    partner: { include_tags: [partner], exclude_tags: [internal] }
 limits:
   max_first: 20
   max_query_chars: 200

@@ -3,6 +3,7 @@
 //! repository (never copied into it); `WAYFINDER_SHARED` points elsewhere. [`router`] runs the
 //! real `wayfinder-router` for the plugin's tests and the router bench.
 
+pub mod operations;
 pub mod router;
 
 use std::path::{Path, PathBuf};

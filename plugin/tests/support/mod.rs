@@ -186,15 +186,22 @@ impl Router {
     }
 
     pub async fn get(&self, params: &[(&str, &str)]) -> Response {
-        let response = self
+        self.get_as(params, &[]).await
+    }
+
+    /// A GET with `headers` beside the CSRF preflight header.
+    pub async fn get_as(&self, params: &[(&str, &str)], headers: &[(&str, &str)]) -> Response {
+        let mut request = self
             .client
             .get(&self.url)
             .query(params)
-            .header("apollo-require-preflight", "true")
-            .send()
+            .header("apollo-require-preflight", "true");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        read(request.send().await.expect("GET"))
             .await
-            .expect("GET");
-        read(response).await.expect("a response")
+            .expect("a response")
     }
 }
 
@@ -228,4 +235,95 @@ where
         );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+}
+
+/// A subgraph that records the query of every request it receives and answers `{"data": {}}`
+/// (every field null); a router's subgraphs point at it through [`CountingSubgraph::overrides`].
+pub struct CountingSubgraph {
+    pub url: String,
+    received: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl CountingSubgraph {
+    pub async fn start() -> CountingSubgraph {
+        let received = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = Arc::clone(&received);
+        let app = axum::Router::new().fallback(move |body: axum::body::Bytes| {
+            let record = Arc::clone(&record);
+            async move {
+                let query = serde_json::from_slice::<Value>(&body)
+                    .ok()
+                    .and_then(|v| v["query"].as_str().map(str::to_string))
+                    .unwrap_or_default();
+                record.lock().expect("not poisoned").push(query);
+                axum::Json(json!({ "data": {} }))
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("binds a loopback port");
+        let url = format!("http://{}/", listener.local_addr().expect("an address"));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        CountingSubgraph { url, received }
+    }
+
+    /// How many requests reached the subgraph so far.
+    pub fn count(&self) -> usize {
+        self.received.lock().expect("not poisoned").len()
+    }
+
+    /// The queries received from the `from`th request on.
+    pub fn received_since(&self, from: usize) -> Vec<String> {
+        self.received.lock().expect("not poisoned")[from..].to_vec()
+    }
+
+    /// `override_subgraph_url` (router.yaml) sending every subgraph of `supergraph` here.
+    pub fn overrides(&self, supergraph: &Path) -> String {
+        let sdl = std::fs::read_to_string(supergraph).expect("reads the supergraph");
+        let mut yaml = String::from("override_subgraph_url:\n");
+        for line in sdl.lines() {
+            if let Some(rest) = line.split("@join__graph(name: \"").nth(1) {
+                let name = rest.split('"').next().unwrap_or_default();
+                yaml.push_str(&format!("  {name}: {}\n", self.url));
+            }
+        }
+        yaml
+    }
+}
+
+/// graphql-js's own introspection query (with deprecated arguments and input fields).
+pub fn introspection_query() -> String {
+    let output = node(&["--query"], "");
+    String::from_utf8(output.stdout).expect("UTF-8")
+}
+
+/// graphql-js's `buildClientSchema` (and `validateSchema`) on an introspection response: the
+/// schema's SDL, or why it was refused.
+pub fn build_client_schema(introspection: &Value) -> Result<String, String> {
+    let output = node(&[], &introspection.to_string());
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).into_owned())
+    }
+}
+
+fn node(arguments: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write as _;
+    let script = repo_path("tests/js/build-client-schema.mjs");
+    let mut child = std::process::Command::new("node")
+        .arg(&script)
+        .args(arguments)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("node runs (scripts/setup installs it and graphql-js)");
+    child
+        .stdin
+        .take()
+        .expect("a stdin")
+        .write_all(stdin.as_bytes())
+        .expect("writes to node");
+    child.wait_with_output().expect("node finishes")
 }

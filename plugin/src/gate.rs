@@ -1,0 +1,421 @@
+//! Contracts beyond search: what a restricted tenant's standard introspection shows and which
+//! operations it may run. The model is a router serving that contract alone: the same parse,
+//! the same validation errors (graphql-js's words, `GRAPHQL_VALIDATION_FAILED`), the same
+//! introspection, only over the contract's API schema.
+//!
+//! Flow: at instance build, each contract that hides something becomes a [`Gate`]: its API
+//! schema ([`wayfinder_supergraph::Contract::api_schema`]), the same with the
+//! semantic-introspection additions (what operations are validated against), and the input
+//! types it narrows. Per request: operation text -> [`Gate::verdict`] (parsed and validated once
+//! per text, the verdict kept in a bounded LRU keyed by the text's SHA-256) -> refused, or
+//! allowed; variables whose types the contract narrows are coerced against it
+//! ([`Gate::check_variables`]); `__schema` and `__type` are executed on the contract's schema
+//! ([`Gate::introspect`]).
+
+use std::collections::{HashMap, HashSet};
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+
+use apollo_compiler::executable::Operation;
+use apollo_compiler::schema::{ExtendedType, Implementers};
+use apollo_compiler::validation::{DiagnosticList, Valid};
+use apollo_compiler::{ExecutableDocument, Name, Schema};
+use http::StatusCode;
+use lru::LruCache;
+use serde_json_bytes::{json, Value};
+use sha2::{Digest, Sha256};
+use wayfinder_supergraph::{Catalog, Contract};
+
+use crate::error::{Code, RequestError};
+use crate::operation::{self, SemanticSchema};
+use crate::request::JsonMap;
+
+/// Verdicts kept per contract. One is a hash, two flags or a few error messages: a thousand
+/// cover the operations of most fleets of clients, and a miss costs one parse.
+const VERDICTS_KEPT: usize = 1024;
+
+/// As the router: at most this many validation errors in one response.
+const MAX_VALIDATION_ERRORS: usize = 100;
+
+/// The file name the router gives an operation, which its error messages may show.
+const SOURCE_NAME: &str = "query.graphql";
+
+/// One restricted contract's view of the API.
+pub struct Gate {
+    /// The contract's API schema: introspection answers from it.
+    pub api: Valid<Schema>,
+    /// The same with `__search` and `__definitions`: operations are validated against it.
+    pub semantic: Arc<SemanticSchema>,
+    implementers: apollo_compiler::collections::HashMap<Name, Implementers>,
+    /// Input objects and enums that accept less than in the whole API (directly or through a
+    /// field): a variable of one of them is coerced against the contract.
+    narrowed: HashSet<Name>,
+    verdicts: Mutex<LruCache<[u8; 32], Verdict>>,
+}
+
+/// Whether a contract lets an operation text run.
+#[derive(Debug, Clone)]
+pub enum Verdict {
+    /// The response a router serving only the contract would give.
+    Refused(Refusal),
+    Allowed {
+        /// Some operation of the document selects `__schema` or `__type`.
+        introspection: bool,
+        /// Some variable's type is narrowed by the contract: its values must be checked.
+        narrowed_variables: bool,
+    },
+}
+
+/// Errors answered instead of running an operation.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub status: StatusCode,
+    pub errors: Arc<[Value]>,
+}
+
+impl Refusal {
+    pub fn body(&self) -> Value {
+        json!({ "errors": Value::Array(self.errors.to_vec()) })
+    }
+}
+
+impl Gate {
+    pub fn new(catalog: &Catalog, contract: &Contract) -> Result<Self, String> {
+        let api = contract.api_schema(catalog).map_err(|e| e.to_string())?;
+        let semantic = Arc::new(SemanticSchema::new(&api)?);
+        let narrowed = narrowed_inputs(catalog.api_schema(), &api);
+        Ok(Gate {
+            implementers: api.implementers_map(),
+            api,
+            semantic,
+            narrowed,
+            verdicts: Mutex::new(LruCache::new(
+                NonZeroUsize::new(VERDICTS_KEPT).unwrap_or(NonZeroUsize::MIN),
+            )),
+        })
+    }
+
+    /// Whether `query` may run under this contract; parsed and validated on the first sight of
+    /// the text only.
+    pub fn verdict(&self, query: &str) -> Verdict {
+        let key: [u8; 32] = Sha256::digest(query.as_bytes()).into();
+        if let Some(verdict) = self
+            .verdicts
+            .lock()
+            .ok()
+            .and_then(|mut v| v.get(&key).cloned())
+        {
+            return verdict;
+        }
+        let verdict = self.judge(query);
+        if let Ok(mut verdicts) = self.verdicts.lock() {
+            verdicts.put(key, verdict.clone());
+        }
+        verdict
+    }
+
+    fn judge(&self, query: &str) -> Verdict {
+        // As the router: syntax first (`PARSING_ERROR`), then validation against the schema.
+        let ast = match apollo_compiler::ast::Document::parse(query, SOURCE_NAME) {
+            Ok(ast) => ast,
+            Err(invalid) => return Verdict::Refused(parsing_error(&invalid.errors)),
+        };
+        let document = match ast.to_executable_validate(&self.semantic.schema) {
+            Ok(document) => document,
+            Err(invalid) if operation::only_conflicting_types(&invalid.errors) => {
+                Valid::assume_valid(invalid.partial)
+            }
+            Err(invalid) => return Verdict::Refused(validation_error(&invalid.errors)),
+        };
+        let operations = document.operations.iter();
+        let mut introspection = false;
+        let mut narrowed_variables = false;
+        for operation in operations {
+            introspection |= operation
+                .root_fields(&document)
+                .any(|f| f.name == "__schema" || f.name == "__type");
+            narrowed_variables |= operation
+                .variables
+                .iter()
+                .any(|v| self.narrowed.contains(v.ty.inner_named_type()));
+        }
+        Verdict::Allowed {
+            introspection,
+            narrowed_variables,
+        }
+    }
+
+    /// Coerces the variables of the operation `operation_name` selects against the contract, so
+    /// that no hidden input field or enum value passes as a variable's value. `query` must have
+    /// been allowed by [`Gate::verdict`].
+    pub fn check_variables(
+        &self,
+        query: &str,
+        operation_name: Option<&str>,
+        variables: &JsonMap,
+    ) -> Result<(), RequestError> {
+        let document = ExecutableDocument::parse(&self.semantic.schema, query, SOURCE_NAME)
+            .map_err(|invalid| {
+                RequestError::new(Code::ValidationFailed, invalid.errors.to_string())
+            })?;
+        // An unknown operation name is the router's to report.
+        let Ok(operation) = document.operations.get(operation_name) else {
+            return Ok(());
+        };
+        apollo_compiler::request::coerce_variable_values(&self.api, operation, variables)
+            .map(drop)
+            .map_err(|e| RequestError::new(Code::InvalidVariables, e.message().to_string()))
+    }
+
+    /// The `__schema`, `__type` and root `__typename` fields of `operation`, executed on the
+    /// contract's schema as the router executes them on the whole API's (other root fields are
+    /// skipped). Errors are request errors.
+    pub fn introspect(
+        &self,
+        document: &Valid<ExecutableDocument>,
+        operation: &Operation,
+        variables: &JsonMap,
+    ) -> Result<JsonMap, RequestError> {
+        let request_error = |e: apollo_compiler::request::RequestError| {
+            let error = e.to_graphql_error(&document.sources);
+            let mut request = RequestError::new(Code::InvalidVariables, error.message);
+            request.locations = error.locations.iter().map(|l| (l.line, l.column)).collect();
+            request
+        };
+        let variables =
+            apollo_compiler::request::coerce_variable_values(&self.api, operation, variables)
+                .map_err(request_error)?;
+        let response = apollo_compiler::introspection::partial_execute(
+            &self.api,
+            &self.implementers,
+            document,
+            operation,
+            &variables,
+        )
+        .map_err(request_error)?;
+        Ok(response.data.unwrap_or_default())
+    }
+}
+
+/// The router's response to a syntax error.
+fn parsing_error(diagnostics: &DiagnosticList) -> Refusal {
+    refusal(diagnostics, "PARSING_ERROR", |message| {
+        format!("parsing error: {message}")
+    })
+}
+
+/// The router's response to an operation its schema does not allow.
+fn validation_error(diagnostics: &DiagnosticList) -> Refusal {
+    refusal(diagnostics, Code::ValidationFailed.as_str(), |message| {
+        message.to_string()
+    })
+}
+
+fn refusal(diagnostics: &DiagnosticList, code: &str, message: impl Fn(&str) -> String) -> Refusal {
+    let errors = diagnostics
+        .iter()
+        .take(MAX_VALIDATION_ERRORS)
+        .map(|diagnostic| {
+            let error = diagnostic.unstable_to_json_compat();
+            let mut value = JsonMap::new();
+            value.insert("message", message(&error.message).into());
+            if !error.locations.is_empty() {
+                let locations = error
+                    .locations
+                    .iter()
+                    .map(|l| json!({ "line": l.line, "column": l.column }))
+                    .collect();
+                value.insert("locations", Value::Array(locations));
+            }
+            value.insert("extensions", json!({ "code": code }));
+            Value::Object(value)
+        })
+        .collect();
+    Refusal {
+        status: StatusCode::BAD_REQUEST,
+        errors,
+    }
+}
+
+/// Input objects and enums of `contract` that accept less than in `whole`, and the input
+/// objects that reach one of them through their fields.
+fn narrowed_inputs(whole: &Schema, contract: &Schema) -> HashSet<Name> {
+    let mut narrowed: HashSet<Name> = contract
+        .types
+        .iter()
+        .filter(|(name, ty)| match (ty, whole.types.get(*name)) {
+            (ExtendedType::InputObject(c), Some(ExtendedType::InputObject(w))) => {
+                c.fields.len() < w.fields.len()
+            }
+            (ExtendedType::Enum(c), Some(ExtendedType::Enum(w))) => c.values.len() < w.values.len(),
+            _ => false,
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    let inputs: HashMap<&Name, Vec<&Name>> = contract
+        .types
+        .iter()
+        .filter_map(|(name, ty)| match ty {
+            ExtendedType::InputObject(input) => Some((
+                name,
+                input
+                    .fields
+                    .values()
+                    .map(|f| f.ty.inner_named_type())
+                    .collect(),
+            )),
+            _ => None,
+        })
+        .collect();
+    loop {
+        let grown: Vec<Name> = inputs
+            .iter()
+            .filter(|(name, fields)| {
+                !narrowed.contains(**name) && fields.iter().any(|f| narrowed.contains(*f))
+            })
+            .map(|(name, _)| (*name).clone())
+            .collect();
+        if grown.is_empty() {
+            return narrowed;
+        }
+        narrowed.extend(grown);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wayfinder_supergraph::{CatalogOptions, ContractFilter};
+
+    const SDL: &str = r#"
+directive @tag(name: String!) repeatable on FIELD_DEFINITION | OBJECT | INTERFACE | UNION | ARGUMENT_DEFINITION | SCALAR | ENUM | ENUM_VALUE | INPUT_OBJECT | INPUT_FIELD_DEFINITION
+type Query {
+  orders(filter: OrderFilter, status: Status): [Order]
+  wrapped(w: Wrapper): [Order]
+  secret: String @tag(name: "internal")
+}
+type Order { id: ID! status: Status }
+input OrderFilter { status: Status note: String @tag(name: "internal") }
+input Wrapper { inner: OrderFilter }
+enum Status { OPEN CLOSED REVIEW @tag(name: "internal") }
+"#;
+
+    fn gate() -> Gate {
+        let catalog =
+            Catalog::from_sdl(SDL, "test.graphql", CatalogOptions::default()).expect("catalogs");
+        let contract = catalog.contract(&ContractFilter {
+            exclude_tags: ["internal".to_string()].into(),
+            ..Default::default()
+        });
+        Gate::new(&catalog, &contract).expect("a valid contract schema")
+    }
+
+    fn variables(value: Value) -> JsonMap {
+        match value {
+            Value::Object(map) => map,
+            _ => JsonMap::new(),
+        }
+    }
+
+    #[test]
+    fn hidden_members_are_refused_as_a_router_serving_the_contract_would() {
+        let gate = gate();
+        let refused = |query: &str| match gate.verdict(query) {
+            Verdict::Refused(refusal) => refusal.body(),
+            Verdict::Allowed { .. } => panic!("allowed {query}"),
+        };
+        let body = refused("{ secret }");
+        assert_eq!(
+            body["errors"][0]["message"],
+            "Cannot query field \"secret\" on type \"Query\"."
+        );
+        assert_eq!(
+            body["errors"][0]["extensions"]["code"],
+            "GRAPHQL_VALIDATION_FAILED"
+        );
+        assert_eq!(
+            body["errors"][0]["locations"],
+            json!([{ "line": 1, "column": 3 }])
+        );
+        for query in [
+            "{ orders(status: REVIEW) { id } }",
+            "{ orders(filter: { note: \"x\" }) { id } }",
+            "query($s: Status = REVIEW) { orders(status: $s) { id } }",
+        ] {
+            refused(query);
+        }
+        assert_eq!(
+            refused("{ orders { id ")["errors"][0]["extensions"]["code"],
+            "PARSING_ERROR"
+        );
+    }
+
+    #[test]
+    fn variables_of_narrowed_types_are_coerced_against_the_contract() {
+        let gate = gate();
+        assert_eq!(
+            gate.narrowed,
+            ["Status", "OrderFilter", "Wrapper"]
+                .into_iter()
+                .map(Name::new_unchecked)
+                .collect()
+        );
+        let by_status = "query($s: Status) { orders(status: $s) { id } }";
+        let by_filter = "query($f: OrderFilter) { orders(filter: $f) { id } }";
+        for query in [by_status, by_filter] {
+            assert!(matches!(
+                gate.verdict(query),
+                Verdict::Allowed {
+                    narrowed_variables: true,
+                    ..
+                }
+            ));
+        }
+        let check =
+            |query: &str, value: Value| gate.check_variables(query, None, &variables(value));
+        assert!(check(by_status, json!({ "s": "OPEN" })).is_ok());
+        assert_eq!(
+            check(by_status, json!({ "s": "REVIEW" })).map_err(|e| e.code),
+            Err(Code::InvalidVariables)
+        );
+        assert!(check(by_filter, json!({ "f": { "status": "OPEN" } })).is_ok());
+        assert_eq!(
+            check(by_filter, json!({ "f": { "note": "x" } })).map_err(|e| e.code),
+            Err(Code::InvalidVariables)
+        );
+        assert!(matches!(
+            gate.verdict("{ orders { id status } }"),
+            Verdict::Allowed {
+                narrowed_variables: false,
+                introspection: false
+            }
+        ));
+    }
+
+    #[test]
+    fn introspection_shows_the_contract() {
+        let gate = gate();
+        let query = r#"{ __type(name: "Status") { enumValues { name } } q: __type(name: "Query") { fields { name } } }"#;
+        assert!(matches!(
+            gate.verdict(query),
+            Verdict::Allowed {
+                introspection: true,
+                ..
+            }
+        ));
+        let document =
+            ExecutableDocument::parse_and_validate(&gate.semantic.schema, query, "q.graphql")
+                .expect("valid");
+        let operation = document.operations.get(None).expect("one operation");
+        let data = gate
+            .introspect(&document, operation, &JsonMap::new())
+            .expect("introspects");
+        assert_eq!(
+            Value::Object(data),
+            json!({
+                "__type": { "enumValues": [{ "name": "OPEN" }, { "name": "CLOSED" }] },
+                "q": { "fields": [{ "name": "orders" }, { "name": "wrapped" }] },
+            })
+        );
+    }
+}
