@@ -8,6 +8,13 @@
 //!    subgraphs, merged) sent to each in alternating rounds; the ratio of the median latencies
 //!    per round, and its median over the rounds.
 //!
+//! 3. What a restricted tenant's contract adds to an ordinary request (issue 42): on one router,
+//!    the same operation as `staff` (the whole API: the byte scan alone) and as `public`
+//!    (parsed and validated against its contract once per text, the verdict remembered), in
+//!    alternating rounds; the difference of the medians per round, and its median over the
+//!    rounds. `hit`: the same text every time; `miss`: every request a text never seen (a new
+//!    operation name), for both tenants, so the router's own caches miss for both.
+//!
 //! `scripts/bench-router` builds the router and runs this. The router binary is
 //! `$WAYFINDER_ROUTER`, or `target/release/wayfinder-router`. Client and router share the
 //! machine's cores, so latencies include the client's share.
@@ -28,11 +35,22 @@ const ORDINARY_PER_ROUND: usize = 200;
 /// Sends `bodies` to `url` from `clients` concurrent clients (one keep-alive connection each);
 /// the latency of each request. Every answer must be a success without errors.
 async fn latencies(url: &str, bodies: Vec<Value>, clients: usize) -> Vec<Duration> {
+    latencies_as(url, bodies, clients, None).await
+}
+
+/// [`latencies`], as `tenant` (the `x-wayfinder-tenant` header) when given.
+async fn latencies_as(
+    url: &str,
+    bodies: Vec<Value>,
+    clients: usize,
+    tenant: Option<&str>,
+) -> Vec<Duration> {
     let bodies = std::sync::Arc::new(bodies);
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let tasks: Vec<_> = (0..clients)
         .map(|_| {
             let (bodies, next, url) = (bodies.clone(), next.clone(), url.to_string());
+            let tenant = tenant.map(str::to_string);
             tokio::spawn(async move {
                 let client = reqwest::Client::new();
                 let mut samples = Vec::new();
@@ -40,7 +58,11 @@ async fn latencies(url: &str, bodies: Vec<Value>, clients: usize) -> Vec<Duratio
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(body) = bodies.get(i) else { break };
                     let started = Instant::now();
-                    let response = client.post(&url).json(body).send().await.expect("POST");
+                    let mut request = client.post(&url).json(body);
+                    if let Some(tenant) = &tenant {
+                        request = request.header("x-wayfinder-tenant", tenant);
+                    }
+                    let response = request.send().await.expect("POST");
                     let status = response.status();
                     let answer: Value = response.json().await.expect("a JSON answer");
                     samples.push(started.elapsed());
@@ -114,28 +136,40 @@ async fn search_latency(binary: &Path) {
     }
 }
 
+/// The example's subgraphs do not run; the router answers from these mocks (as in
+/// router.yaml), so a request is planned, fetched from two subgraphs and merged.
+fn example_config(plugin: Value) -> Value {
+    let mut plugin = plugin;
+    plugin["index"] = json!({ "cache_dir": repo_path("target/wayfinder-bench-cache") });
+    json!({
+        "plugins": { "wayfinder.search": plugin },
+        "experimental_mock_subgraphs": {
+            "accounts": { "query": { "me": { "__typename": "Customer", "id": "c1", "displayName": "Ada" } } },
+            "catalog": { "query": { "book": { "__typename": "Book", "isbn": "978-0", "title": "The Dispossessed" } } },
+        },
+    })
+}
+
+/// A typical ordinary operation, named `name`.
+fn ordinary(name: &str) -> Value {
+    json!({
+        "query": format!("query {name}($isbn: ID!) {{ me {{ id displayName }} book(isbn: $isbn) {{ isbn title }} }}"),
+        "variables": { "isbn": "978-0" },
+    })
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
 async fn ordinary_overhead(binary: &Path) {
     let supergraph = repo_path("examples/bookshop/supergraph.graphql");
-    // The example's subgraphs do not run; the router answers from these mocks (as in
-    // router.yaml), so the request is planned, fetched from two subgraphs and merged.
-    let config = |enabled: bool| {
-        json!({
-            "plugins": { "wayfinder.search": {
-                "enabled": enabled,
-                "index": { "cache_dir": repo_path("target/wayfinder-bench-cache") },
-            } },
-            "experimental_mock_subgraphs": {
-                "accounts": { "query": { "me": { "__typename": "Customer", "id": "c1", "displayName": "Ada" } } },
-                "catalog": { "query": { "book": { "__typename": "Book", "isbn": "978-0", "title": "The Dispossessed" } } },
-            },
-        })
-    };
+    let config = |enabled: bool| example_config(json!({ "enabled": enabled }));
     let with = BenchRouter::start(binary, "with", &supergraph, config(true)).await;
     let without = BenchRouter::start(binary, "without", &supergraph, config(false)).await;
-    let body = json!({
-        "query": "query Ordinary($isbn: ID!) { me { id displayName } book(isbn: $isbn) { isbn title } }",
-        "variables": { "isbn": "978-0" },
-    });
+    let body = ordinary("Ordinary");
     let round = || vec![body.clone(); ORDINARY_PER_ROUND];
     latencies(&with.process.url, round(), 1).await;
     latencies(&without.process.url, round(), 1).await;
@@ -148,11 +182,7 @@ async fn ordinary_overhead(binary: &Path) {
         all_with.extend(a);
         all_without.extend(b);
     }
-    let median_ratio = {
-        let mut sorted = ratios.clone();
-        sorted.sort_by(f64::total_cmp);
-        sorted[sorted.len() / 2]
-    };
+    let median_ratio = median(&ratios);
     for (label, samples) in [
         ("plugin enabled", &all_with),
         ("plugin disabled", &all_without),
@@ -167,11 +197,68 @@ async fn ordinary_overhead(binary: &Path) {
     );
 }
 
+async fn contract_cost(binary: &Path) {
+    let supergraph = repo_path("examples/bookshop/supergraph.graphql");
+    let config = example_config(json!({ "tenants": {
+        "default": "public",
+        "contracts": { "public": { "exclude_tags": ["internal"] }, "staff": {} },
+    } }));
+    let router = BenchRouter::start(binary, "contracts", &supergraph, config).await;
+    let url = &router.process.url;
+    let mut unique = 0usize;
+    let mut bodies = |miss: bool| -> Vec<Value> {
+        (0..ORDINARY_PER_ROUND)
+            .map(|_| {
+                unique += 1;
+                ordinary(&if miss {
+                    format!("Ordinary{unique}")
+                } else {
+                    "Ordinary".into()
+                })
+            })
+            .collect()
+    };
+    for tenant in ["staff", "public"] {
+        latencies_as(url, bodies(false), 1, Some(tenant)).await;
+    }
+    for (label, miss) in [("hit", false), ("miss", true)] {
+        let (mut whole, mut restricted, mut added) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            let a = latencies_as(url, bodies(miss), 1, Some("staff")).await;
+            let b = latencies_as(url, bodies(miss), 1, Some("public")).await;
+            added.push((quantile(&b, 0.5).as_secs_f64() - quantile(&a, 0.5).as_secs_f64()) * 1e6);
+            whole.extend(a);
+            restricted.extend(b);
+        }
+        println!(
+            "contract, {label:<4} whole API {}  restricted {}  added p50: median {:.0} µs over {ROUNDS} rounds (min {:.0}, max {:.0})",
+            p50_p99(&whole),
+            p50_p99(&restricted),
+            median(&added),
+            added.iter().copied().fold(f64::INFINITY, f64::min),
+            added.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+    }
+}
+
 fn main() {
     let binary = router_binary("scripts/bench-router");
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    // `cargo bench --bench router -- contract` runs the sections whose name contains a word.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let runs = |section: &str| only.is_empty() || only.iter().any(|o| section.contains(o.as_str()));
     runtime.block_on(async {
-        search_latency(&binary).await;
-        ordinary_overhead(&binary).await;
+        if runs("search") {
+            search_latency(&binary).await;
+        }
+        if runs("ordinary") {
+            ordinary_overhead(&binary).await;
+        }
+        if runs("contract") {
+            contract_cost(&binary).await;
+        }
     });
 }

@@ -1,7 +1,10 @@
 //! GraphQL errors the plugin answers with: every one carries an `extensions.code`, so a client
 //! can tell a bad argument from an unknown tenant without reading the message.
 
-use serde_json_bytes::{json, Value};
+use std::sync::Arc;
+
+use apollo_compiler::validation::DiagnosticList;
+use serde_json_bytes::{json, Map, Value};
 
 /// The `extensions.code` of an error, and the HTTP status a request-level one is sent with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +46,7 @@ impl Code {
     pub fn as_str(self) -> &'static str {
         match self {
             Code::InvalidRequest => "INVALID_GRAPHQL_REQUEST",
-            Code::ParseFailed => "GRAPHQL_PARSE_FAILED",
+            Code::ParseFailed => "PARSING_ERROR",
             Code::ValidationFailed => "GRAPHQL_VALIDATION_FAILED",
             Code::UnknownOperation => "GRAPHQL_UNKNOWN_OPERATION_NAME",
             Code::InvalidVariables => "VALIDATION_INVALID_TYPE_VARIABLE",
@@ -143,5 +146,62 @@ impl RequestError {
 impl std::fmt::Display for RequestError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({})", self.message, self.code.as_str())
+    }
+}
+
+/// As the router: at most this many validation errors in one response.
+const MAX_VALIDATION_ERRORS: usize = 100;
+
+/// Errors answered instead of running an operation, with their HTTP status.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub status: http::StatusCode,
+    pub errors: Arc<[Value]>,
+}
+
+impl Refusal {
+    /// The router's errors for an operation that does not parse or validate: graphql-js's
+    /// words (`message` shapes them), every location, `code`.
+    pub fn from_diagnostics(
+        diagnostics: &DiagnosticList,
+        code: Code,
+        message: impl Fn(&str) -> String,
+    ) -> Self {
+        let errors = diagnostics
+            .iter()
+            .take(MAX_VALIDATION_ERRORS)
+            .map(|diagnostic| {
+                let error = diagnostic.unstable_to_json_compat();
+                let mut value = Map::new();
+                value.insert("message", message(&error.message).into());
+                if !error.locations.is_empty() {
+                    let locations = error
+                        .locations
+                        .iter()
+                        .map(|l| json!({ "line": l.line, "column": l.column }))
+                        .collect();
+                    value.insert("locations", Value::Array(locations));
+                }
+                value.insert("extensions", json!({ "code": code.as_str() }));
+                Value::Object(value)
+            })
+            .collect();
+        Refusal {
+            status: code.status(),
+            errors,
+        }
+    }
+
+    pub fn body(&self) -> Value {
+        json!({ "errors": Value::Array(self.errors.to_vec()) })
+    }
+}
+
+impl From<&RequestError> for Refusal {
+    fn from(error: &RequestError) -> Self {
+        Refusal {
+            status: error.code.status(),
+            errors: Arc::from([error.to_json()]),
+        }
     }
 }

@@ -18,27 +18,19 @@ use std::sync::{Arc, Mutex};
 
 use apollo_compiler::executable::Operation;
 use apollo_compiler::schema::{ExtendedType, Implementers};
-use apollo_compiler::validation::{DiagnosticList, Valid};
+use apollo_compiler::validation::Valid;
 use apollo_compiler::{ExecutableDocument, Name, Schema};
-use http::StatusCode;
 use lru::LruCache;
-use serde_json_bytes::{json, Value};
 use sha2::{Digest, Sha256};
 use wayfinder_supergraph::{Catalog, Contract};
 
-use crate::error::{Code, RequestError};
+use crate::error::{Code, Refusal, RequestError};
 use crate::operation::{self, SemanticSchema};
 use crate::request::JsonMap;
 
 /// Verdicts kept per contract. One is a hash, two flags or a few error messages: a thousand
 /// cover the operations of most fleets of clients, and a miss costs one parse.
 const VERDICTS_KEPT: usize = 1024;
-
-/// As the router: at most this many validation errors in one response.
-const MAX_VALIDATION_ERRORS: usize = 100;
-
-/// The file name the router gives an operation, which its error messages may show.
-const SOURCE_NAME: &str = "query.graphql";
 
 /// One restricted contract's view of the API.
 pub struct Gate {
@@ -64,19 +56,6 @@ pub enum Verdict {
         /// Some variable's type is narrowed by the contract: its values must be checked.
         narrowed_variables: bool,
     },
-}
-
-/// Errors answered instead of running an operation.
-#[derive(Debug, Clone)]
-pub struct Refusal {
-    pub status: StatusCode,
-    pub errors: Arc<[Value]>,
-}
-
-impl Refusal {
-    pub fn body(&self) -> Value {
-        json!({ "errors": Value::Array(self.errors.to_vec()) })
-    }
 }
 
 impl Gate {
@@ -115,17 +94,9 @@ impl Gate {
     }
 
     fn judge(&self, query: &str) -> Verdict {
-        // As the router: syntax first (`PARSING_ERROR`), then validation against the schema.
-        let ast = match apollo_compiler::ast::Document::parse(query, SOURCE_NAME) {
-            Ok(ast) => ast,
-            Err(invalid) => return Verdict::Refused(parsing_error(&invalid.errors)),
-        };
-        let document = match ast.to_executable_validate(&self.semantic.schema) {
+        let document = match operation::parse_and_validate(&self.semantic.schema, query) {
             Ok(document) => document,
-            Err(invalid) if operation::only_conflicting_types(&invalid.errors) => {
-                Valid::assume_valid(invalid.partial)
-            }
-            Err(invalid) => return Verdict::Refused(validation_error(&invalid.errors)),
+            Err(refusal) => return Verdict::Refused(refusal),
         };
         let operations = document.operations.iter();
         let mut introspection = false;
@@ -154,7 +125,7 @@ impl Gate {
         operation_name: Option<&str>,
         variables: &JsonMap,
     ) -> Result<(), RequestError> {
-        let document = ExecutableDocument::parse(&self.semantic.schema, query, SOURCE_NAME)
+        let document = ExecutableDocument::parse(&self.semantic.schema, query, "query.graphql")
             .map_err(|invalid| {
                 RequestError::new(Code::ValidationFailed, invalid.errors.to_string())
             })?;
@@ -194,46 +165,6 @@ impl Gate {
         )
         .map_err(request_error)?;
         Ok(response.data.unwrap_or_default())
-    }
-}
-
-/// The router's response to a syntax error.
-fn parsing_error(diagnostics: &DiagnosticList) -> Refusal {
-    refusal(diagnostics, "PARSING_ERROR", |message| {
-        format!("parsing error: {message}")
-    })
-}
-
-/// The router's response to an operation its schema does not allow.
-fn validation_error(diagnostics: &DiagnosticList) -> Refusal {
-    refusal(diagnostics, Code::ValidationFailed.as_str(), |message| {
-        message.to_string()
-    })
-}
-
-fn refusal(diagnostics: &DiagnosticList, code: &str, message: impl Fn(&str) -> String) -> Refusal {
-    let errors = diagnostics
-        .iter()
-        .take(MAX_VALIDATION_ERRORS)
-        .map(|diagnostic| {
-            let error = diagnostic.unstable_to_json_compat();
-            let mut value = JsonMap::new();
-            value.insert("message", message(&error.message).into());
-            if !error.locations.is_empty() {
-                let locations = error
-                    .locations
-                    .iter()
-                    .map(|l| json!({ "line": l.line, "column": l.column }))
-                    .collect();
-                value.insert("locations", Value::Array(locations));
-            }
-            value.insert("extensions", json!({ "code": code }));
-            Value::Object(value)
-        })
-        .collect();
-    Refusal {
-        status: StatusCode::BAD_REQUEST,
-        errors,
     }
 }
 
@@ -285,6 +216,7 @@ fn narrowed_inputs(whole: &Schema, contract: &Schema) -> HashSet<Name> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json_bytes::{json, Value};
     use wayfinder_supergraph::{CatalogOptions, ContractFilter};
 
     const SDL: &str = r#"

@@ -18,8 +18,11 @@ use apollo_compiler::validation::Valid;
 use apollo_compiler::{ExecutableDocument, Name, Node, Schema};
 use serde_json_bytes::Value;
 
-use crate::error::{Code, RequestError};
+use crate::error::{Code, Refusal, RequestError};
 use crate::request::{JsonMap, DEFINITIONS, SEARCH};
+
+/// The file name the router gives an operation, which error messages may show.
+const SOURCE_NAME: &str = "query.graphql";
 
 /// The semantic-introspection additions (the RFC revision this plugin implements). `{query}`
 /// is replaced by the name of the schema's query root.
@@ -132,12 +135,14 @@ pub fn prepare(
     operation_name: Option<&str>,
     variables: &JsonMap,
     local_introspection: bool,
-) -> Result<Parsed, RequestError> {
+) -> Result<Parsed, Refusal> {
     let document = parse_and_validate(&schema.schema, query)?;
-    let operation = document
-        .operations
-        .get(operation_name)
-        .map_err(|e| RequestError::new(Code::UnknownOperation, e.message().to_string()))?;
+    let operation = document.operations.get(operation_name).map_err(|e| {
+        Refusal::from(&RequestError::new(
+            Code::UnknownOperation,
+            e.message().to_string(),
+        ))
+    })?;
     if operation.operation_type != OperationType::Query {
         return Ok(Parsed::PassThrough);
     }
@@ -185,59 +190,40 @@ fn is_semantic(name: &str) -> bool {
     name == SEARCH || name == DEFINITIONS
 }
 
-fn parse_and_validate(
+/// As the router does, and with its errors (graphql-js's words): syntax first (every syntax
+/// error, `PARSING_ERROR`), then the document against `schema` (every validation error,
+/// `GRAPHQL_VALIDATION_FAILED`), so that a tenant is told what a router serving its schema
+/// would tell it.
+pub fn parse_and_validate(
     schema: &Valid<Schema>,
     query: &str,
-) -> Result<Valid<ExecutableDocument>, RequestError> {
-    let to_error = |code: Code, diagnostics: &apollo_compiler::validation::DiagnosticList| {
-        let mut errors = diagnostics.iter();
-        let first = errors.next();
-        let mut error = RequestError::new(
-            code,
-            first
-                .as_ref()
-                .map_or_else(|| "invalid operation".to_string(), |d| d.error.to_string()),
-        );
-        if let Some(range) = first.and_then(|d| d.line_column_range()) {
-            error.locations.push((range.start.line, range.start.column));
-        }
-        error
-    };
-    let document = match ExecutableDocument::parse(schema, query, "operation.graphql") {
-        Ok(document) => document,
-        Err(with_errors) => {
-            let syntax = with_errors.errors.iter().any(|d| {
-                d.error.unstable_error_name() == Some("SyntaxError")
-                    || d.error.unstable_error_name().is_none()
-            });
-            let code = if syntax {
-                Code::ParseFailed
-            } else {
-                Code::ValidationFailed
-            };
-            return Err(to_error(code, &with_errors.errors));
-        }
-    };
-    match document.validate(schema) {
+) -> Result<Valid<ExecutableDocument>, Refusal> {
+    let ast = apollo_compiler::ast::Document::parse(query, SOURCE_NAME).map_err(|invalid| {
+        Refusal::from_diagnostics(&invalid.errors, Code::ParseFailed, |message| {
+            format!("parsing error: {message}")
+        })
+    })?;
+    match ast.to_executable_validate(schema) {
         Ok(valid) => Ok(valid),
-        Err(with_errors) => {
-            // The specification's own introspection types differ in nullability (`__Type.name`
-            // is `String`, `__Field.name` is `String!`), so a selection such as
-            // `definition { ... on __Type { name } ... on __Field { name } }` (the RFC's own
-            // example) breaks the same-response-shape rule although one definition is only
-            // ever one of them. Those conflicts alone are let through; the part forwarded to
-            // the router is validated again there.
-            if only_conflicting_types(&with_errors.errors) {
-                Ok(Valid::assume_valid(with_errors.partial))
-            } else {
-                Err(to_error(Code::ValidationFailed, &with_errors.errors))
-            }
+        // The specification's own introspection types differ in nullability (`__Type.name`
+        // is `String`, `__Field.name` is `String!`), so a selection such as
+        // `definition { ... on __Type { name } ... on __Field { name } }` (the RFC's own
+        // example) breaks the same-response-shape rule although one definition is only
+        // ever one of them. Those conflicts alone are let through; the part forwarded to
+        // the router is validated again there.
+        Err(invalid) if only_conflicting_types(&invalid.errors) => {
+            Ok(Valid::assume_valid(invalid.partial))
         }
+        Err(invalid) => Err(Refusal::from_diagnostics(
+            &invalid.errors,
+            Code::ValidationFailed,
+            str::to_string,
+        )),
     }
 }
 
 /// The one validation failure let through (see [`parse_and_validate`]).
-pub fn only_conflicting_types(diagnostics: &apollo_compiler::validation::DiagnosticList) -> bool {
+fn only_conflicting_types(diagnostics: &apollo_compiler::validation::DiagnosticList) -> bool {
     diagnostics
         .iter()
         .all(|d| d.error.unstable_error_name() == Some("ConflictingFieldType"))
@@ -507,7 +493,7 @@ mod tests {
         match prepare(&schema(), query, name, &variables, false) {
             Ok(Parsed::Semantic(prepared)) => prepared,
             Ok(Parsed::PassThrough) => panic!("passed through"),
-            Err(e) => panic!("{e}"),
+            Err(e) => panic!("{}", e.body()),
         }
     }
 
@@ -583,24 +569,30 @@ mod tests {
             &JsonMap::new(),
             false,
         ) {
-            Err(e) => e.code,
+            Err(e) => e.errors[0]["extensions"]["code"]
+                .as_str()
+                .map(str::to_string),
             Ok(_) => panic!("accepted {query}"),
         };
-        assert_eq!(error("{ __search(query: \"x\"", None), Code::ParseFailed);
+        let code = |code: Code| Some(code.as_str().to_string());
+        assert_eq!(
+            error("{ __search(query: \"x\"", None),
+            code(Code::ParseFailed)
+        );
         assert_eq!(
             error("{ __search(query: \"x\", bogus: 1) { coordinate } }", None),
-            Code::ValidationFailed
+            code(Code::ValidationFailed)
         );
         assert_eq!(
             error("{ __search { coordinate } }", None),
-            Code::ValidationFailed
+            code(Code::ValidationFailed)
         );
         assert_eq!(
             error(
                 "query A { __search(query: \"x\") { coordinate } } query B { users { id } }",
                 Some("C")
             ),
-            Code::UnknownOperation
+            code(Code::UnknownOperation)
         );
         let other = prepare(
             &schema,

@@ -25,7 +25,7 @@ use wayfinder_workers::Engine;
 use crate::answer::{self, Answering, RequestErrorOrField};
 use crate::config::{Config, Enforce};
 use crate::definitions::Scope;
-use crate::error::{Code, RequestError};
+use crate::error::{Code, Refusal, RequestError};
 use crate::gate::{Gate, Verdict};
 use crate::metrics::Metrics;
 use crate::operation::{self, Forwarded, Parsed, Prepared, SemanticSchema};
@@ -83,6 +83,13 @@ struct Reply {
 }
 
 impl Reply {
+    fn refused(refusal: &Refusal) -> Self {
+        Reply {
+            status: refusal.status,
+            body: refusal.body(),
+        }
+    }
+
     fn error(error: &RequestError) -> Self {
         Reply {
             status: error.code.status(),
@@ -321,12 +328,7 @@ impl Instance {
         let mut local_introspection = false;
         if let Some(gate) = gate {
             match gate.verdict(&query) {
-                Verdict::Refused(refusal) => {
-                    return Outcome::Answered(Reply {
-                        status: refusal.status,
-                        body: refusal.body(),
-                    })
-                }
+                Verdict::Refused(refusal) => return Outcome::Answered(Reply::refused(&refusal)),
                 Verdict::Allowed {
                     introspection,
                     narrowed_variables,
@@ -362,7 +364,7 @@ impl Instance {
             &graphql.variables,
             local_introspection,
         ) {
-            Err(error) => return Outcome::Answered(Reply::error(&error)),
+            Err(refusal) => return Outcome::Answered(Reply::refused(&refusal)),
             Ok(Parsed::PassThrough) => {
                 graphql.query = Some(query.to_string());
                 return Outcome::PassThrough(graphql);

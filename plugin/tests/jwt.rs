@@ -130,14 +130,46 @@ async fn tenant_from_a_token_signed_with_a_shared_secret() {
         );
     }
 
-    // Requests that do not use the new fields are the router's business, token or not.
-    let plain = router
-        .post(
-            &json!({ "query": "{ __typename }" }),
-            &[("authorization", "Bearer garbage")],
-        )
-        .await;
-    assert_eq!(plain.status, 200, "{:?}", plain.body);
+    // The contract holds for every request: introspection and operations too.
+    let fields_of_query = json!({ "query": "{ __type(name: \"Query\") { fields { name } } }" });
+    let hidden_field = json!({ "query": "{ customer(id: \"c1\") { id } }" });
+    let as_token = |token: &str| [("authorization", format!("Bearer {token}"))];
+    let send = |body: &Value, token: &str| {
+        let headers = as_token(token);
+        let router = &router;
+        let body = body.clone();
+        async move {
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+            router.post(&body, &headers).await
+        }
+    };
+    let listed = send(&fields_of_query, &public).await.body.to_string();
+    assert!(
+        !listed.contains("customer") && listed.contains("book"),
+        "{listed}"
+    );
+    let listed = send(&fields_of_query, &staff).await.body.to_string();
+    assert!(listed.contains("customer"), "{listed}");
+    let refused = send(&hidden_field, &public).await;
+    assert_eq!(
+        refused.codes(),
+        ["GRAPHQL_VALIDATION_FAILED"],
+        "{:?}",
+        refused.body
+    );
+    // A bad token cannot pass as the whole API: ordinary requests are refused too.
+    let plain = send(&json!({ "query": "{ __typename }" }), "garbage").await;
+    assert_eq!(plain.status, 401, "{:?}", plain.body);
+    assert_eq!(plain.codes(), ["UNAUTHENTICATED"], "{:?}", plain.body);
+    // The same token again (its verification is remembered): the same tenant.
+    let again = send(&hidden_field, &public).await;
+    assert_eq!(
+        again.codes(),
+        ["GRAPHQL_VALIDATION_FAILED"],
+        "{:?}",
+        again.body
+    );
 }
 
 #[tokio::test]

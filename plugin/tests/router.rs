@@ -198,7 +198,7 @@ async fn bad_input_gets_coded_errors_never_a_500() {
         ("{ __search(query: \"x\", minScore: 1.5) { coordinate } }", json!({}), "SEARCH_MIN_SCORE_OUT_OF_RANGE"),
         ("{ __definitions(coordinates: [\"Nope.nothing\"]) { __typename } }", json!({}), "UNKNOWN_COORDINATE"),
         ("{ __definitions(coordinates: [\"A\", \"B\", \"C\", \"D\", \"E\", \"F\", \"G\", \"H\", \"I\"]) { __typename } }", json!({}), "COORDINATE_LIMIT_EXCEEDED"),
-        ("{ __search(query: \"x\") { coordinate }", json!({}), "GRAPHQL_PARSE_FAILED"),
+        ("{ __search(query: \"x\") { coordinate }", json!({}), "PARSING_ERROR"),
         ("query($q: String!) { __search(query: $q) { coordinate } }", json!({}), "VALIDATION_INVALID_TYPE_VARIABLE"),
     ];
     for (query, variables, code) in cases {
