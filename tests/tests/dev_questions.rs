@@ -32,7 +32,7 @@ fn every_expected_coordinate_is_in_the_catalog() {
 
 /// The check questions the team wrote (`bench/questions/`, see bench/README.md), each file with
 /// the schema it asks about.
-fn own_sets() -> [(&'static str, &'static str); 7] {
+fn own_sets() -> [(&'static str, &'static str); 6] {
     [
         ("github-actions", set_schema("github")),
         ("github-reads", set_schema("github")),
@@ -40,10 +40,6 @@ fn own_sets() -> [(&'static str, &'static str); 7] {
         ("saleor-reads", set_schema("saleor")),
         ("spotify-actions", set_schema("spotify-supergraph")),
         ("spotify-reads", set_schema("spotify-supergraph")),
-        (
-            "shopify-storefront",
-            "monolithic/shopify-storefront/schema.graphql",
-        ),
     ]
 }
 
