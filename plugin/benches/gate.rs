@@ -39,7 +39,8 @@ fn main() {
     .expect("tenants");
     let resolver = TenantResolver::new(&tenants).expect("a resolver");
     let filter = resolver.filter("public").expect("public").clone();
-    let gate = Gate::new(&catalog, &catalog.contract(&filter)).expect("a gate");
+    let gate =
+        Gate::new(&catalog, &catalog.contract(&filter), &Default::default()).expect("a gate");
     let mut headers = HeaderMap::new();
     headers.insert(
         "x-wayfinder-tenant",

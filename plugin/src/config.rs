@@ -163,7 +163,8 @@ pub struct Limits {
     pub max_first: usize,
     /// Longest `query` string of a `__search`, in characters (1 to 1000).
     pub max_query_chars: usize,
-    /// Most operations in one batched request that uses the new fields.
+    /// Most operations in one batched request the plugin answers (one that uses the new
+    /// fields, or a restricted tenant's that holds a refused or introspection operation).
     pub max_batch: usize,
     /// Most coordinates one `__definitions` resolves.
     pub max_coordinates: usize,
@@ -181,6 +182,12 @@ pub struct Limits {
     /// model), with `extensions.wayfinder.overloaded` in the response; `refuse` fails the field
     /// with `SEARCH_OVERLOADED`.
     pub overload: OverloadPolicy,
+    /// Most lexical tokens in an operation the plugin parses (its own, and every restricted
+    /// tenant's); the router's `limits.parser_max_tokens` by default. Set both together.
+    pub parser_max_tokens: usize,
+    /// Deepest nesting in an operation the plugin parses; the router's
+    /// `limits.parser_max_recursion` by default. Set both together.
+    pub parser_max_recursion: usize,
 }
 
 /// What an overloaded search does.
@@ -217,6 +224,8 @@ impl Default for Limits {
             max_pending_searches: 32,
             max_search_wait: Duration::from_millis(500),
             overload: OverloadPolicy::default(),
+            parser_max_tokens: 15_000,
+            parser_max_recursion: 500,
         }
     }
 }
@@ -329,6 +338,16 @@ impl Config {
             ("limits.max_batch", limits.max_batch, usize::MAX),
             ("limits.max_coordinates", limits.max_coordinates, usize::MAX),
             ("limits.max_fields", limits.max_fields, usize::MAX),
+            (
+                "limits.parser_max_tokens",
+                limits.parser_max_tokens,
+                usize::MAX,
+            ),
+            (
+                "limits.parser_max_recursion",
+                limits.parser_max_recursion,
+                usize::MAX,
+            ),
         ] {
             if value == 0 || value > max {
                 let range = if max == usize::MAX {

@@ -21,6 +21,8 @@ pub enum Code {
     PersistedQueryHashMismatch,
     PersistedQueryNotFound,
     IntrospectionDisabled,
+    /// `__schema` or `__type` beside routed fields, which the router does not answer either.
+    MixedIntrospection,
     TenantRequired,
     UnknownTenant,
     Unauthenticated,
@@ -56,6 +58,7 @@ impl Code {
             Code::PersistedQueryHashMismatch => "PERSISTED_QUERY_HASH_MISMATCH",
             Code::PersistedQueryNotFound => "PERSISTED_QUERY_NOT_FOUND",
             Code::IntrospectionDisabled => "INTROSPECTION_DISABLED",
+            Code::MixedIntrospection => "MIXED_INTROSPECTION",
             Code::TenantRequired => "TENANT_REQUIRED",
             Code::UnknownTenant => "UNKNOWN_TENANT",
             Code::Unauthenticated => "UNAUTHENTICATED",

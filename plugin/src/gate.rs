@@ -24,6 +24,7 @@ use lru::LruCache;
 use sha2::{Digest, Sha256};
 use wayfinder_supergraph::{Catalog, Contract};
 
+use crate::config::Limits;
 use crate::error::{Code, Refusal, RequestError};
 use crate::operation::{self, SemanticSchema};
 use crate::request::JsonMap;
@@ -31,6 +32,10 @@ use crate::request::JsonMap;
 /// Verdicts kept per contract. One is a hash, two flags or a few error messages: a thousand
 /// cover the operations of most fleets of clients, and a miss costs one parse.
 const VERDICTS_KEPT: usize = 1024;
+
+/// Verdicts on longer texts are not kept (a refusal's messages may quote the text, and memory
+/// stays bounded); such texts are checked each time.
+const VERDICT_MAX_CHARS: usize = 16 * 1024;
 
 /// One restricted contract's view of the API.
 pub struct Gate {
@@ -43,6 +48,7 @@ pub struct Gate {
     /// field): a variable of one of them is coerced against the contract.
     narrowed: HashSet<Name>,
     verdicts: Mutex<LruCache<[u8; 32], Verdict>>,
+    limits: Limits,
 }
 
 /// Whether a contract lets an operation text run.
@@ -59,7 +65,7 @@ pub enum Verdict {
 }
 
 impl Gate {
-    pub fn new(catalog: &Catalog, contract: &Contract) -> Result<Self, String> {
+    pub fn new(catalog: &Catalog, contract: &Contract, limits: &Limits) -> Result<Self, String> {
         let api = contract.api_schema(catalog).map_err(|e| e.to_string())?;
         let semantic = Arc::new(SemanticSchema::new(&api)?);
         let narrowed = narrowed_inputs(catalog.api_schema(), &api);
@@ -71,12 +77,16 @@ impl Gate {
             verdicts: Mutex::new(LruCache::new(
                 NonZeroUsize::new(VERDICTS_KEPT).unwrap_or(NonZeroUsize::MIN),
             )),
+            limits: limits.clone(),
         })
     }
 
     /// Whether `query` may run under this contract; parsed and validated on the first sight of
     /// the text only.
     pub fn verdict(&self, query: &str) -> Verdict {
+        if query.len() > VERDICT_MAX_CHARS {
+            return self.judge(query);
+        }
         let key: [u8; 32] = Sha256::digest(query.as_bytes()).into();
         if let Some(verdict) = self
             .verdicts
@@ -94,10 +104,11 @@ impl Gate {
     }
 
     fn judge(&self, query: &str) -> Verdict {
-        let document = match operation::parse_and_validate(&self.semantic.schema, query) {
-            Ok(document) => document,
-            Err(refusal) => return Verdict::Refused(refusal),
-        };
+        let document =
+            match operation::parse_and_validate(&self.semantic.schema, query, &self.limits) {
+                Ok(document) => document,
+                Err(refusal) => return Verdict::Refused(refusal),
+            };
         let operations = document.operations.iter();
         let mut introspection = false;
         let mut narrowed_variables = false;
@@ -129,10 +140,10 @@ impl Gate {
             .map_err(|invalid| {
                 RequestError::new(Code::ValidationFailed, invalid.errors.to_string())
             })?;
-        // An unknown operation name is the router's to report.
-        let Ok(operation) = document.operations.get(operation_name) else {
-            return Ok(());
-        };
+        let operation = document
+            .operations
+            .get(operation_name)
+            .map_err(|e| RequestError::new(Code::UnknownOperation, e.message().to_string()))?;
         apollo_compiler::request::coerce_variable_values(&self.api, operation, variables)
             .map(drop)
             .map_err(|e| RequestError::new(Code::InvalidVariables, e.message().to_string()))
@@ -147,15 +158,17 @@ impl Gate {
         operation: &Operation,
         variables: &JsonMap,
     ) -> Result<JsonMap, RequestError> {
-        let request_error = |e: apollo_compiler::request::RequestError| {
-            let error = e.to_graphql_error(&document.sources);
-            let mut request = RequestError::new(Code::InvalidVariables, error.message);
-            request.locations = error.locations.iter().map(|l| (l.line, l.column)).collect();
-            request
+        let request_error = |code: Code| {
+            move |e: apollo_compiler::request::RequestError| {
+                let error = e.to_graphql_error(&document.sources);
+                let mut request = RequestError::new(code, error.message);
+                request.locations = error.locations.iter().map(|l| (l.line, l.column)).collect();
+                request
+            }
         };
         let variables =
             apollo_compiler::request::coerce_variable_values(&self.api, operation, variables)
-                .map_err(request_error)?;
+                .map_err(request_error(Code::InvalidVariables))?;
         let response = apollo_compiler::introspection::partial_execute(
             &self.api,
             &self.implementers,
@@ -163,7 +176,7 @@ impl Gate {
             operation,
             &variables,
         )
-        .map_err(request_error)?;
+        .map_err(request_error(Code::Internal))?;
         Ok(response.data.unwrap_or_default())
     }
 }
@@ -239,7 +252,7 @@ enum Status { OPEN CLOSED REVIEW @tag(name: "internal") }
             exclude_tags: ["internal".to_string()].into(),
             ..Default::default()
         });
-        Gate::new(&catalog, &contract).expect("a valid contract schema")
+        Gate::new(&catalog, &contract, &Limits::default()).expect("a valid contract schema")
     }
 
     fn variables(value: Value) -> JsonMap {

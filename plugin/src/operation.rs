@@ -18,6 +18,7 @@ use apollo_compiler::validation::Valid;
 use apollo_compiler::{ExecutableDocument, Name, Node, Schema};
 use serde_json_bytes::Value;
 
+use crate::config::Limits;
 use crate::error::{Code, Refusal, RequestError};
 use crate::request::{JsonMap, DEFINITIONS, SEARCH};
 
@@ -135,8 +136,9 @@ pub fn prepare(
     operation_name: Option<&str>,
     variables: &JsonMap,
     local_introspection: bool,
+    limits: &Limits,
 ) -> Result<Parsed, Refusal> {
-    let document = parse_and_validate(&schema.schema, query)?;
+    let document = parse_and_validate(&schema.schema, query, limits)?;
     let operation = document.operations.get(operation_name).map_err(|e| {
         Refusal::from(&RequestError::new(
             Code::UnknownOperation,
@@ -197,12 +199,17 @@ fn is_semantic(name: &str) -> bool {
 pub fn parse_and_validate(
     schema: &Valid<Schema>,
     query: &str,
+    limits: &Limits,
 ) -> Result<Valid<ExecutableDocument>, Refusal> {
-    let ast = apollo_compiler::ast::Document::parse(query, SOURCE_NAME).map_err(|invalid| {
-        Refusal::from_diagnostics(&invalid.errors, Code::ParseFailed, |message| {
-            format!("parsing error: {message}")
-        })
-    })?;
+    let ast = apollo_compiler::parser::Parser::new()
+        .token_limit(limits.parser_max_tokens)
+        .recursion_limit(limits.parser_max_recursion)
+        .parse_ast(query, SOURCE_NAME)
+        .map_err(|invalid| {
+            Refusal::from_diagnostics(&invalid.errors, Code::ParseFailed, |message| {
+                format!("parsing error: {message}")
+            })
+        })?;
     match ast.to_executable_validate(schema) {
         Ok(valid) => Ok(valid),
         // The specification's own introspection types differ in nullability (`__Type.name`
@@ -490,7 +497,14 @@ mod tests {
     }
 
     fn prepared(query: &str, name: Option<&str>, variables: JsonMap) -> Prepared {
-        match prepare(&schema(), query, name, &variables, false) {
+        match prepare(
+            &schema(),
+            query,
+            name,
+            &variables,
+            false,
+            &Limits::default(),
+        ) {
             Ok(Parsed::Semantic(prepared)) => prepared,
             Ok(Parsed::PassThrough) => panic!("passed through"),
             Err(e) => panic!("{}", e.body()),
@@ -568,6 +582,7 @@ mod tests {
             name,
             &JsonMap::new(),
             false,
+            &Limits::default(),
         ) {
             Err(e) => e.errors[0]["extensions"]["code"]
                 .as_str()
@@ -600,6 +615,7 @@ mod tests {
             Some("B"),
             &JsonMap::new(),
             false,
+            &Limits::default(),
         );
         assert!(matches!(other, Ok(Parsed::PassThrough)));
     }

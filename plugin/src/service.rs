@@ -67,6 +67,8 @@ pub struct Instance {
     persisted: Mutex<LruCache<String, Arc<str>>>,
     /// Operation texts restricted tenants sent with a persisted-query hash.
     gated_persisted: Mutex<LruCache<String, Arc<str>>>,
+    /// Introspections answered from a contract at once: one per core, the rest wait.
+    introspecting: tokio::sync::Semaphore,
 }
 
 /// What to do with one GraphQL request.
@@ -118,7 +120,7 @@ impl Instance {
             Some(Enforce::All) => contracts
                 .iter()
                 .map(|(name, contract)| {
-                    let gate = Gate::new(&catalog, contract)
+                    let gate = Gate::new(&catalog, contract, &config.limits)
                         .map_err(|e| format!("tenants.contracts.{name}: {e}"))?;
                     Ok((name.clone(), Arc::new(gate)))
                 })
@@ -152,6 +154,9 @@ impl Instance {
             metrics: Metrics::default(),
             persisted: kept(),
             gated_persisted: kept(),
+            introspecting: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+            ),
         })
     }
 
@@ -223,6 +228,16 @@ impl Instance {
                     }
                 }
                 Ok(Incoming::Batch(entries)) => {
+                    if gate
+                        .as_ref()
+                        .is_some_and(|gate| !semantic && runs_as_sent(gate, &entries))
+                    {
+                        // The router batches it as it would anyone's (its `batching` setting,
+                        // one context per entry).
+                        let request =
+                            http::Request::from_parts(parts, router::body::from_bytes(bytes));
+                        return through(inner, router::Request::from((request, context))).await;
+                    }
                     this.reply_batch(entries, &parts, &context, &inner, gate.as_ref())
                         .await
                 }
@@ -355,8 +370,8 @@ impl Instance {
                             kept.put(hash.clone(), Arc::clone(&query));
                         }
                     }
-                    // With introspection off, the router refuses it as it does for everyone.
-                    local_introspection = introspection && self.introspection_allowed(inner).await;
+                    // Never the router's to answer: it would show the whole API.
+                    local_introspection = introspection;
                 }
             }
         }
@@ -370,6 +385,7 @@ impl Instance {
             graphql.operation_name.as_deref(),
             &graphql.variables,
             local_introspection,
+            &self.config.limits,
         ) {
             Err(refusal) => return Outcome::Answered(Reply::refused(&refusal)),
             Ok(Parsed::PassThrough) => {
@@ -411,6 +427,22 @@ impl Instance {
             span.record("tenant", name.as_str());
         }
         span.record("semantic_fields", prepared.semantic_fields);
+        if prepared.introspection.is_some() {
+            // As the router answers everyone else.
+            if prepared.forwarded.is_some() {
+                return Err(RequestError::new(
+                    Code::MixedIntrospection,
+                    "Mixed queries with both schema introspection and concrete fields are not \
+                     supported yet: https://github.com/apollographql/router/issues/2789",
+                ));
+            }
+            if !self.introspection_allowed(inner).await {
+                return Err(RequestError::new(
+                    Code::IntrospectionDisabled,
+                    "introspection has been disabled",
+                ));
+            }
+        }
         if prepared.semantic_fields > 0 && !self.introspection_allowed(inner).await {
             return Err(RequestError::new(
                 Code::IntrospectionDisabled,
@@ -535,6 +567,10 @@ impl Instance {
         let introspection = gate.cloned().zip(prepared.introspection.clone());
         if prepared.semantic_fields == 0 {
             // Introspection alone: the engine's threads are for searches, which may be busy.
+            let _permit =
+                self.introspecting.acquire().await.map_err(|_| {
+                    RequestError::new(Code::Internal, "the plugin is shutting down")
+                })?;
             let document = Arc::clone(&prepared.document);
             return tokio::task::spawn_blocking(move || {
                 let mut answered = answer::Answered {
@@ -666,18 +702,51 @@ impl Instance {
         if let Some(allowed) = self.config.introspection {
             return allowed;
         }
-        *self
-            .introspection
-            .get_or_init(|| async {
-                let allowed = probe_introspection(inner).await;
+        // Only a definite answer is kept: a probe refused for another reason (not ready, a
+        // coprocessor) counts as "off" for this request and is asked again on the next.
+        self.introspection
+            .get_or_try_init(|| async {
+                let allowed = probe_introspection(inner).await.ok_or(())?;
                 tracing::info!(
                     allowed,
                     "wayfinder.search: follows the router's introspection setting"
                 );
-                allowed
+                Ok::<bool, ()>(allowed)
             })
             .await
+            .copied()
+            .unwrap_or(false)
     }
+}
+
+/// Whether every entry of a restricted tenant's batch is an operation its contract lets the
+/// router run as it is: its text sent (no hash alone), allowed, without introspection, its
+/// variables' values within the contract.
+fn runs_as_sent(gate: &Gate, entries: &[Result<GraphqlRequest, RequestError>]) -> bool {
+    entries.iter().all(|entry| {
+        let Ok(graphql) = entry else { return false };
+        let Some(query) = graphql.query.as_deref() else {
+            return false;
+        };
+        match gate.verdict(query) {
+            Verdict::Refused(_) => false,
+            Verdict::Allowed {
+                introspection,
+                narrowed_variables,
+            } => {
+                !introspection
+                    && graphql.persisted_query_hash().is_none()
+                    && (!narrowed_variables
+                        || gate
+                            .check_variables(
+                                query,
+                                graphql.operation_name.as_deref(),
+                                &graphql.variables,
+                            )
+                            .is_ok())
+            }
+        }
+    })
 }
 
 /// Adds the answer to `__schema` and `__type` from the tenant's contract to `answered`.
@@ -721,34 +790,35 @@ fn respond(reply: Reply, context: Context) -> Result<router::Response, BoxError>
         .build()
 }
 
-/// Asks the router itself whether it answers introspection (its setting, or `--dev`).
-async fn probe_introspection(inner: &Inner) -> bool {
+/// Asks the router itself whether it answers introspection (its setting, or `--dev`): `None`
+/// when its answer says neither.
+async fn probe_introspection(inner: &Inner) -> Option<bool> {
     let body = r#"{"query":"{ __schema { queryType { name } } }"}"#;
-    let Ok(request) = http::Request::builder()
+    let request = http::Request::builder()
         .method(Method::POST)
         .uri("/")
         .header(http::header::CONTENT_TYPE, "application/json")
         .body(router::body::from_bytes(body))
-    else {
-        return false;
-    };
-    let Ok(response) = through(
+        .ok()?;
+    let response = through(
         inner.clone(),
         router::Request::from((request, Context::new())),
     )
     .await
-    else {
-        return false;
-    };
-    let Ok(bytes) = response.response.into_body().collect().await else {
-        return false;
-    };
-    let Ok(answer) = serde_json::from_slice::<serde_json::Value>(&bytes.to_bytes()) else {
-        return false;
-    };
-    answer
+    .ok()?;
+    let bytes = response.response.into_body().collect().await.ok()?;
+    let answer = serde_json::from_slice::<serde_json::Value>(&bytes.to_bytes()).ok()?;
+    if answer
         .pointer("/data/__schema/queryType/name")
         .is_some_and(|name| name.is_string())
+    {
+        return Some(true);
+    }
+    (answer.pointer("/errors/0/extensions/code")
+        == Some(&serde_json::Value::from(
+            Code::IntrospectionDisabled.as_str(),
+        )))
+    .then_some(false)
 }
 
 /// Sends `request` through the rest of the router and reads its JSON answer.

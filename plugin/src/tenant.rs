@@ -62,7 +62,7 @@ impl TenantResolver {
     pub fn resolve(&self, headers: &HeaderMap) -> Result<Tenant, RequestError> {
         let named = match &self.jwt {
             Some(jwt) => jwt.tenant(headers)?,
-            None => match headers.get(&self.header) {
+            None => match single(headers, &self.header, Code::UnknownTenant)? {
                 None => None,
                 Some(value) => Some(
                     value
@@ -192,7 +192,7 @@ impl JwtVerifier {
 
     /// The tenant claim of the request's token; `None` without a token.
     fn tenant(&self, headers: &HeaderMap) -> Result<Option<String>, RequestError> {
-        let Some(value) = headers.get(&self.header) else {
+        let Some(value) = single(headers, &self.header, Code::Unauthenticated)? else {
             return Ok(None);
         };
         let unauthenticated =
@@ -282,6 +282,23 @@ impl JwtVerifier {
             }
         }
         Ok(tenant)
+    }
+}
+
+/// The one value of `name`: a header sent twice is refused, since a proxy that appends its
+/// value to a client's instead of replacing it would otherwise let the client's win.
+fn single<'h>(
+    headers: &'h HeaderMap,
+    name: &http::HeaderName,
+    code: Code,
+) -> Result<Option<&'h http::HeaderValue>, RequestError> {
+    let mut values = headers.get_all(name).iter();
+    match (values.next(), values.next()) {
+        (first, None) => Ok(first),
+        (Some(_), Some(_)) | (None, Some(_)) => Err(RequestError::new(
+            code,
+            format!("the `{name}` header is sent more than once"),
+        )),
     }
 }
 

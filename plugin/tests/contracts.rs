@@ -547,11 +547,11 @@ async fn every_way_in_holds_the_contract_and_search_only_restores_the_whole_api(
         assert!(!names(&body).contains("customer"), "{way}: {body}");
         assert!(names(&body).contains("book"), "{way}: {body}");
     }
-    // Mixed with search and with a routed field, and hidden in variables or fragments.
+    // Mixed with search; beside a routed field, refused as the router refuses everyone.
     let public = [("x-wayfinder-tenant", "public")];
     let mixed = router
         .query(
-            r#"{ me { id } __schema { queryType { fields { name } } } __search(query: "customer by id") { coordinate } }"#,
+            r#"{ __schema { queryType { fields { name } } } __search(query: "customer by id") { coordinate } }"#,
             json!({}),
             &public,
         )
@@ -562,7 +562,38 @@ async fn every_way_in_holds_the_contract_and_search_only_restores_the_whole_api(
         !text.contains("\"customer\"") && !text.contains("Query.customer"),
         "{text}"
     );
-    assert!(text.contains("\"me\""), "{text}");
+    assert!(
+        text.contains("\"me\"") && text.contains("__search"),
+        "{text}"
+    );
+    for tenant in ["public", "staff"] {
+        let beside_routed = router
+            .query(
+                r#"{ me { id } __type(name: "Query") { name } }"#,
+                json!({}),
+                &[("x-wayfinder-tenant", tenant)],
+            )
+            .await;
+        assert_eq!(
+            beside_routed.codes(),
+            ["MIXED_INTROSPECTION"],
+            "{tenant}: {}",
+            beside_routed.body
+        );
+    }
+    // A tenant header sent twice (a proxy appending instead of replacing) is refused.
+    let twice = router
+        .query(
+            fields_of_query,
+            json!({}),
+            &[
+                ("x-wayfinder-tenant", "staff"),
+                ("x-wayfinder-tenant", "public"),
+            ],
+        )
+        .await;
+    assert_eq!(twice.codes(), ["UNKNOWN_TENANT"], "{}", twice.body);
+    // Hidden in variables or fragments.
     for (query, variables) in [
         (
             "query($id: ID!) { customer(id: $id) { id } }",
@@ -587,8 +618,8 @@ async fn every_way_in_holds_the_contract_and_search_only_restores_the_whole_api(
     }
     assert_eq!(
         subgraph.count(),
-        1,
-        "only `me` was routed: {:?}",
+        0,
+        "nothing was routed: {:?}",
         subgraph.received_since(0)
     );
 
@@ -676,6 +707,22 @@ async fn every_way_in_holds_the_contract_and_search_only_restores_the_whole_api(
         definitions.codes(),
         ["UNKNOWN_COORDINATE"],
         "search stays filtered"
+    );
+    drop(search_only);
+
+    // Introspection off for the plugin: a restricted tenant's is refused, never forwarded.
+    let off = Router::start(
+        &supergraph,
+        &format!("introspection: false\n{EXAMPLE_TENANTS}\n{LIMITS}"),
+        &overrides,
+    )
+    .await;
+    let refused = off.query(fields_of_query, json!({}), &public).await;
+    assert_eq!(
+        refused.codes(),
+        ["INTROSPECTION_DISABLED"],
+        "{}",
+        refused.body
     );
 }
 
