@@ -57,9 +57,10 @@ pub struct Tenants {
     #[serde(default)]
     pub jwt: Option<Jwt>,
     /// Where contracts hold. `all`: a restricted tenant's standard introspection is answered
-    /// from its contract and its operations are validated against it (a request naming an
-    /// unknown tenant is refused). `search_only`: contracts filter `__search` and
-    /// `__definitions` alone, and every other request reaches the whole API.
+    /// from its contract and its operations are validated against it (and, when some contract
+    /// hides something, a request naming an unknown tenant is refused). `search_only`:
+    /// contracts filter `__search` and `__definitions` alone, and every other request reaches
+    /// the whole API.
     #[serde(default)]
     pub enforce: Enforce,
 }

@@ -5,8 +5,9 @@
 //! Data flows one way: the router hands [`Search::new`] the supergraph (at start and on every
 //! reload) -> a catalog ([`wayfinder_supergraph`]) -> the engine, shared across reloads
 //! ([`runtime`]), which indexes it in the background -> per request ([`service`]): HTTP ->
-//! GraphQL requests ([`request`]) -> a checked, split operation ([`operation`]) -> the tenant's
-//! contract ([`tenant`]) -> answers ([`answer`], [`definitions`]) merged with the router's.
+//! GraphQL requests ([`request`]) -> the tenant ([`tenant`]) and what its contract lets it run
+//! and introspect ([`gate`]) -> a checked, split operation ([`operation`]) -> answers
+//! ([`answer`], [`definitions`]) merged with the router's.
 //! Spans and [`metrics`] leave through the router's telemetry.
 
 pub mod answer;

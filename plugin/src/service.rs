@@ -1,8 +1,10 @@
 //! The request path, in `router_service` (the router would reject `__search` when it validates
 //! the operation, which happens after this hook): a request that does not mention the new
-//! fields goes on untouched; one that does is parsed, checked against the tenant's contract and
-//! the plugin's own limits (the router's limits and introspection setting never see it),
-//! answered, and what remains of a mixed operation is forwarded to the router and merged.
+//! fields, from a tenant whose contract hides nothing, goes on untouched; a restricted tenant's
+//! is checked against its contract ([`crate::gate`]) and goes on as sent when allowed; one that
+//! uses the new fields (or a restricted tenant's standard introspection) is parsed, checked
+//! against the plugin's own limits (the router's limits and introspection setting never see
+//! it), answered, and what remains of a mixed operation is forwarded to the router and merged.
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
