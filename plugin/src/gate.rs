@@ -10,13 +10,16 @@
 //! per text, the verdict kept in a bounded LRU keyed by the text's SHA-256) -> refused, or
 //! allowed; variables whose types the contract narrows are coerced against it
 //! ([`Gate::check_variables`]); `__schema` and `__type` are executed on the contract's schema
-//! ([`Gate::introspect`]).
+//! ([`Gate::introspect`]); and in the data of an operation that selects an enum the contract
+//! narrows, a hidden value a subgraph returned becomes `null` ([`Gate::scrub`]), as the router
+//! serving the contract would complete it.
 
 use std::collections::{HashMap, HashSet};
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
-use apollo_compiler::executable::Operation;
+use apollo_compiler::ast::Type;
+use apollo_compiler::executable::{Operation, Selection, SelectionSet};
 use apollo_compiler::schema::{ExtendedType, Implementers};
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{ExecutableDocument, Name, Schema};
@@ -28,6 +31,7 @@ use crate::config::Limits;
 use crate::error::{Code, Refusal, RequestError};
 use crate::operation::{self, SemanticSchema};
 use crate::request::JsonMap;
+use serde_json_bytes::Value;
 
 /// Verdicts kept per contract. One is a hash, two flags or a few error messages: a thousand
 /// cover the operations of most fleets of clients, and a miss costs one parse.
@@ -47,6 +51,8 @@ pub struct Gate {
     /// Input objects and enums that accept less than in the whole API (directly or through a
     /// field): a variable of one of them is coerced against the contract.
     narrowed: HashSet<Name>,
+    /// The values each enum loses in the contract: a subgraph may still return them.
+    hidden_values: HashMap<Name, HashSet<Name>>,
     verdicts: Mutex<LruCache<[u8; 32], Verdict>>,
     limits: Limits,
 }
@@ -61,6 +67,8 @@ pub enum Verdict {
         introspection: bool,
         /// Some variable's type is narrowed by the contract: its values must be checked.
         narrowed_variables: bool,
+        /// Some field selects an enum the contract narrows: the data must be scrubbed.
+        narrowed_outputs: bool,
     },
 }
 
@@ -69,7 +77,26 @@ impl Gate {
         let api = contract.api_schema(catalog).map_err(|e| e.to_string())?;
         let semantic = Arc::new(SemanticSchema::new(&api)?);
         let narrowed = narrowed_inputs(catalog.api_schema(), &api);
+        let hidden_values = api
+            .types
+            .iter()
+            .filter_map(
+                |(name, ty)| match (ty, catalog.api_schema().types.get(name)) {
+                    (ExtendedType::Enum(contract), Some(ExtendedType::Enum(whole))) => {
+                        let hidden: HashSet<Name> = whole
+                            .values
+                            .keys()
+                            .filter(|v| !contract.values.contains_key(*v))
+                            .cloned()
+                            .collect();
+                        (!hidden.is_empty()).then(|| (name.clone(), hidden))
+                    }
+                    _ => None,
+                },
+            )
+            .collect();
         Ok(Gate {
+            hidden_values,
             implementers: api.implementers_map(),
             api,
             semantic,
@@ -112,7 +139,15 @@ impl Gate {
         let operations = document.operations.iter();
         let mut introspection = false;
         let mut narrowed_variables = false;
+        let mut narrowed_outputs = false;
+        let mut selects_narrowed = |selection_set: &SelectionSet| {
+            narrowed_outputs |= selects_any(selection_set, &self.hidden_values);
+        };
+        for fragment in document.fragments.values() {
+            selects_narrowed(&fragment.selection_set);
+        }
         for operation in operations {
+            selects_narrowed(&operation.selection_set);
             introspection |= operation
                 .root_fields(&document)
                 .any(|f| f.name == "__schema" || f.name == "__type");
@@ -124,6 +159,7 @@ impl Gate {
         Verdict::Allowed {
             introspection,
             narrowed_variables,
+            narrowed_outputs,
         }
     }
 
@@ -147,6 +183,94 @@ impl Gate {
         apollo_compiler::request::coerce_variable_values(&self.api, operation, variables)
             .map(drop)
             .map_err(|e| RequestError::new(Code::InvalidVariables, e.message().to_string()))
+    }
+
+    /// Makes `null` every value in `data` that the contract hides from the enum its field
+    /// selects, for the operation `operation_name` selects in `query` (which
+    /// [`Gate::verdict`] allowed); a null in a non-null place propagates to the nearest
+    /// nullable one, as GraphQL's completion does.
+    pub fn scrub(&self, query: &str, operation_name: Option<&str>, data: &mut Value) {
+        let Ok(document) = ExecutableDocument::parse(&self.semantic.schema, query, "query.graphql")
+        else {
+            return;
+        };
+        let Ok(operation) = document.operations.get(operation_name) else {
+            return;
+        };
+        if let Value::Object(object) = data {
+            if self.scrub_object(&document, &operation.selection_set, object, 0) {
+                *data = Value::Null;
+            }
+        }
+    }
+
+    /// Scrubs `object`; true when it must become null.
+    fn scrub_object(
+        &self,
+        document: &ExecutableDocument,
+        selection_set: &SelectionSet,
+        object: &mut JsonMap,
+        depth: usize,
+    ) -> bool {
+        // Validation refuses fragment cycles; the bound is a second guard.
+        if depth > 64 {
+            return false;
+        }
+        selection_set
+            .selections
+            .iter()
+            .any(|selection| match selection {
+                Selection::Field(field) => object
+                    .get_mut(field.response_key().as_str())
+                    .is_some_and(|value| {
+                        self.scrub_value(document, field.ty(), &field.selection_set, value, depth)
+                    }),
+                // Without `__typename` the object's type is unknown: every fragment applies (a
+                // value is only nulled at a field whose enum hides it).
+                Selection::InlineFragment(inline) => {
+                    self.scrub_object(document, &inline.selection_set, object, depth + 1)
+                }
+                Selection::FragmentSpread(spread) => document
+                    .fragments
+                    .get(&spread.fragment_name)
+                    .is_some_and(|fragment| {
+                        self.scrub_object(document, &fragment.selection_set, object, depth + 1)
+                    }),
+            })
+    }
+
+    /// Scrubs `value` of type `ty`; true when it must become null but `ty` is non-null (its
+    /// parent then becomes null in its place).
+    fn scrub_value(
+        &self,
+        document: &ExecutableDocument,
+        ty: &Type,
+        selection_set: &SelectionSet,
+        value: &mut Value,
+        depth: usize,
+    ) -> bool {
+        let invalid = match (ty, &mut *value) {
+            (Type::List(item) | Type::NonNullList(item), Value::Array(items)) => {
+                let mut invalid = false;
+                for value in items {
+                    invalid |= self.scrub_value(document, item, selection_set, value, depth);
+                }
+                invalid
+            }
+            (Type::Named(name) | Type::NonNullNamed(name), Value::String(text)) => self
+                .hidden_values
+                .get(name)
+                .is_some_and(|hidden| hidden.contains(text.as_str())),
+            (Type::Named(_) | Type::NonNullNamed(_), Value::Object(object)) => {
+                self.scrub_object(document, selection_set, object, depth + 1)
+            }
+            _ => false,
+        };
+        if invalid && !ty.is_non_null() {
+            *value = Value::Null;
+            return false;
+        }
+        invalid
     }
 
     /// The `__schema`, `__type` and root `__typename` fields of `operation`, executed on the
@@ -179,6 +303,22 @@ impl Gate {
         .map_err(request_error(Code::Internal))?;
         Ok(response.data.unwrap_or_default())
     }
+}
+
+/// Whether a field of `selection_set` (at any depth, fragment spreads aside: their fragments
+/// are checked on their own) returns one of `enums`.
+fn selects_any(selection_set: &SelectionSet, enums: &HashMap<Name, HashSet<Name>>) -> bool {
+    selection_set
+        .selections
+        .iter()
+        .any(|selection| match selection {
+            Selection::Field(field) => {
+                enums.contains_key(field.ty().inner_named_type())
+                    || selects_any(&field.selection_set, enums)
+            }
+            Selection::InlineFragment(inline) => selects_any(&inline.selection_set, enums),
+            Selection::FragmentSpread(_) => false,
+        })
 }
 
 /// Input objects and enums of `contract` that accept less than in `whole`, and the input
@@ -332,9 +472,35 @@ enum Status { OPEN CLOSED REVIEW @tag(name: "internal") }
             gate.verdict("{ orders { id status } }"),
             Verdict::Allowed {
                 narrowed_variables: false,
-                introspection: false
+                introspection: false,
+                narrowed_outputs: true,
             }
         ));
+    }
+
+    #[test]
+    fn hidden_enum_values_a_subgraph_returns_become_null() {
+        let gate = gate();
+        let query = "query Q { orders { id status ...F } } fragment F on Order { s: status }";
+        assert!(matches!(
+            gate.verdict(query),
+            Verdict::Allowed {
+                narrowed_outputs: true,
+                ..
+            }
+        ));
+        let mut data = json!({ "orders": [
+            { "id": "1", "status": "REVIEW", "s": "REVIEW" },
+            { "id": "2", "status": "OPEN", "s": "OPEN" },
+        ] });
+        gate.scrub(query, Some("Q"), &mut data);
+        assert_eq!(
+            data,
+            json!({ "orders": [
+                { "id": "1", "status": null, "s": null },
+                { "id": "2", "status": "OPEN", "s": "OPEN" },
+            ] })
+        );
     }
 
     #[test]

@@ -76,8 +76,25 @@ pub struct Instance {
 /// What to do with one GraphQL request.
 enum Outcome {
     Answered(Reply),
-    /// Not the plugin's: the router answers it (as received, for a request of its own).
-    PassThrough(GraphqlRequest),
+    /// Not the plugin's: the router answers it (as received, for a request of its own), and
+    /// its data is scrubbed of values the tenant's contract hides when needed.
+    PassThrough(GraphqlRequest, Option<Scrub>),
+}
+
+/// A restricted tenant's operation whose data may hold enum values its contract hides.
+struct Scrub {
+    gate: Arc<Gate>,
+    query: Arc<str>,
+    operation_name: Option<String>,
+}
+
+impl Scrub {
+    fn data(&self, body: &mut Value) {
+        if let Some(data) = body.get_mut("data") {
+            self.gate
+                .scrub(&self.query, self.operation_name.as_deref(), data);
+        }
+    }
 }
 
 /// An answer for one GraphQL request.
@@ -222,10 +239,15 @@ impl Instance {
                         .await
                     {
                         Outcome::Answered(reply) => reply,
-                        Outcome::PassThrough(_) => {
+                        Outcome::PassThrough(_, scrub) => {
                             let request =
                                 http::Request::from_parts(parts, router::body::from_bytes(bytes));
-                            return through(inner, router::Request::from((request, context))).await;
+                            let response =
+                                through(inner, router::Request::from((request, context))).await?;
+                            return match scrub {
+                                None => Ok(response),
+                                Some(scrub) => scrubbed(response, &scrub).await,
+                            };
                         }
                     }
                 }
@@ -293,9 +315,15 @@ impl Instance {
                 Err(error) => Reply::error(&error),
                 Ok(graphql) => match self.reply(graphql, parts, context, inner, gate).await {
                     Outcome::Answered(reply) => reply,
-                    Outcome::PassThrough(graphql) => self
+                    Outcome::PassThrough(graphql, scrub) => self
                         .send(graphql, parts, context, inner)
                         .await
+                        .map(|mut reply| {
+                            if let Some(scrub) = scrub {
+                                scrub.data(&mut reply.body);
+                            }
+                            reply
+                        })
                         .unwrap_or_else(|error| Reply::error(&error)),
                 },
             };
@@ -336,7 +364,7 @@ impl Instance {
                     .or_else(|| gate.and_then(|_| lookup(&self.gated_persisted)));
                 match (known, gate) {
                     (Some(query), _) => query,
-                    (None, None) => return Outcome::PassThrough(graphql),
+                    (None, None) => return Outcome::PassThrough(graphql, None),
                     // The text is needed to check it: the client sends it again (the
                     // automatic persisted queries protocol).
                     (None, Some(_)) => {
@@ -347,15 +375,17 @@ impl Instance {
                     }
                 }
             }
-            (None, None) => return Outcome::PassThrough(graphql),
+            (None, None) => return Outcome::PassThrough(graphql, None),
         };
         let mut local_introspection = false;
+        let mut scrub = None;
         if let Some(gate) = gate {
             match gate.verdict(&query) {
                 Verdict::Refused(refusal) => return Outcome::Answered(Reply::refused(&refusal)),
                 Verdict::Allowed {
                     introspection,
                     narrowed_variables,
+                    narrowed_outputs,
                 } => {
                     if narrowed_variables {
                         if let Err(error) = gate.check_variables(
@@ -374,12 +404,17 @@ impl Instance {
                     }
                     // Never the router's to answer: it would show the whole API.
                     local_introspection = introspection;
+                    scrub = narrowed_outputs.then(|| Scrub {
+                        gate: Arc::clone(gate),
+                        query: Arc::clone(&query),
+                        operation_name: graphql.operation_name.clone(),
+                    });
                 }
             }
         }
         if !local_introspection && !request::mentions_semantic_fields(query.as_bytes()) {
             graphql.query = Some(query.to_string());
-            return Outcome::PassThrough(graphql);
+            return Outcome::PassThrough(graphql, scrub);
         }
         let prepared = match operation::prepare(
             gate.map_or(&self.schema, |gate| &gate.semantic),
@@ -392,7 +427,7 @@ impl Instance {
             Err(refusal) => return Outcome::Answered(Reply::refused(&refusal)),
             Ok(Parsed::PassThrough) => {
                 graphql.query = Some(query.to_string());
-                return Outcome::PassThrough(graphql);
+                return Outcome::PassThrough(graphql, scrub);
             }
             Ok(Parsed::Semantic(prepared)) => prepared,
         };
@@ -402,7 +437,7 @@ impl Instance {
             }
         }
         Outcome::Answered(
-            self.answer(prepared, graphql, parts, context, inner, gate)
+            self.answer(prepared, graphql, parts, context, inner, gate, scrub)
                 .await
                 .unwrap_or_else(|error| Reply::error(&error)),
         )
@@ -416,6 +451,7 @@ impl Instance {
         context: &Context,
         inner: &Inner,
         gate: Option<&Arc<Gate>>,
+        scrub: Option<Scrub>,
     ) -> Result<Reply, RequestError> {
         let span = tracing::Span::current();
         let tenant = match &self.tenants {
@@ -515,7 +551,10 @@ impl Instance {
         let router_data = match routed {
             None => None,
             Some(Err(error)) => return Err(error),
-            Some(Ok(routed)) => {
+            Some(Ok(mut routed)) => {
+                if let Some(scrub) = &scrub {
+                    scrub.data(&mut routed.body);
+                }
                 let Value::Object(mut body) = routed.body else {
                     return Err(RequestError::new(
                         Code::UnsupportedResponse,
@@ -735,8 +774,10 @@ fn runs_as_sent(gate: &Gate, entries: &[Result<GraphqlRequest, RequestError>]) -
             Verdict::Allowed {
                 introspection,
                 narrowed_variables,
+                narrowed_outputs,
             } => {
                 !introspection
+                    && !narrowed_outputs
                     && graphql.persisted_query_hash().is_none()
                     && (!narrowed_variables
                         || gate
@@ -772,6 +813,42 @@ fn introspect_into(
         }
         Err(error) => answered.errors.push(RequestErrorOrField::Request(error)),
     }
+}
+
+/// The router's `response` with its data scrubbed. A streamed answer (`@defer`, a
+/// subscription) is passed on as it is.
+async fn scrubbed(response: router::Response, scrub: &Scrub) -> Result<router::Response, BoxError> {
+    let router::Response {
+        response, context, ..
+    } = response;
+    let (mut parts, body) = response.into_parts();
+    let is_json = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("json"));
+    let rebuilt = |response| {
+        router::Response::http_response_builder()
+            .response(response)
+            .context(context)
+            .build()
+    };
+    if !is_json {
+        return rebuilt(http::Response::from_parts(parts, body));
+    }
+    let bytes = body.collect().await?.to_bytes();
+    let body = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(mut value) => {
+            scrub.data(&mut value);
+            parts.headers.remove(http::header::CONTENT_LENGTH);
+            Bytes::from(serde_json::to_vec(&value)?)
+        }
+        Err(_) => bytes,
+    };
+    rebuilt(http::Response::from_parts(
+        parts,
+        router::body::from_bytes(body),
+    ))
 }
 
 /// Builds the HTTP response for a reply the plugin made.

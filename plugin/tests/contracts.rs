@@ -826,3 +826,43 @@ fn supergraph_name(path: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
+
+#[tokio::test]
+async fn hidden_enum_values_a_subgraph_returns_become_null_for_a_restricted_tenant() {
+    let mocks = "\
+experimental_mock_subgraphs:
+  accounts:
+    query:
+      me: { __typename: Customer, id: c1, displayName: Ada, tier: STAFF }";
+    let router = Router::start(
+        &support::example_supergraph(),
+        &format!("{EXAMPLE_TENANTS}\n{LIMITS}"),
+        mocks,
+    )
+    .await;
+    let tier = "query Tier { me { id tier } }";
+    let public = [("x-wayfinder-tenant", "public")];
+    let staff = router
+        .query(tier, json!({}), &[("x-wayfinder-tenant", "staff")])
+        .await;
+    assert_eq!(staff.data()["me"]["tier"], "STAFF", "{}", staff.body);
+    // `tier` is non-null: its null makes `me` null, as GraphQL completes a value.
+    let hidden = router.query(tier, json!({}), &public).await;
+    assert_eq!(hidden.data(), &json!({ "me": null }), "{}", hidden.body);
+    let batch = router
+        .post(
+            &json!([{ "query": tier }, { "query": "{ me { id } }" }]),
+            &public,
+        )
+        .await;
+    assert_eq!(
+        batch.body[0]["data"],
+        json!({ "me": null }),
+        "{}",
+        batch.body
+    );
+    assert_eq!(batch.body[1]["data"]["me"]["id"], "c1", "{}", batch.body);
+    assert!(
+        !hidden.body.to_string().contains("STAFF") && !batch.body.to_string().contains("STAFF")
+    );
+}
