@@ -436,11 +436,16 @@ impl Instance {
                 persisted.put(hash, Arc::clone(&query));
             }
         }
-        Outcome::Answered(
-            self.answer(prepared, graphql, parts, context, inner, gate, scrub)
-                .await
-                .unwrap_or_else(|error| Reply::error(&error)),
-        )
+        let mut reply = self
+            .answer(prepared, graphql, parts, context, inner, gate)
+            .await
+            .unwrap_or_else(|error| Reply::error(&error));
+        // The plugin's own part holds no value of the API's enums: the whole answer can be
+        // scrubbed with the whole operation.
+        if let Some(scrub) = scrub {
+            scrub.data(&mut reply.body);
+        }
+        Outcome::Answered(reply)
     }
 
     async fn answer(
@@ -451,7 +456,6 @@ impl Instance {
         context: &Context,
         inner: &Inner,
         gate: Option<&Arc<Gate>>,
-        scrub: Option<Scrub>,
     ) -> Result<Reply, RequestError> {
         let span = tracing::Span::current();
         let tenant = match &self.tenants {
@@ -551,10 +555,7 @@ impl Instance {
         let router_data = match routed {
             None => None,
             Some(Err(error)) => return Err(error),
-            Some(Ok(mut routed)) => {
-                if let Some(scrub) = &scrub {
-                    scrub.data(&mut routed.body);
-                }
+            Some(Ok(routed)) => {
                 let Value::Object(mut body) = routed.body else {
                     return Err(RequestError::new(
                         Code::UnsupportedResponse,
