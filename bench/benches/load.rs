@@ -87,7 +87,7 @@ fn mb(bytes: u64) -> f64 {
 async fn footprint(binary: &Path) {
     println!("footprint: RSS once indexed, MB, at 3 s / 15 s     on            off          added");
     for (label, name, schema) in [
-        ("example (105 members)", "example", repo_path(EXAMPLE)),
+        ("example (106 members)", "example", repo_path(EXAMPLE)),
         ("github", "github", servable(&schema_path(GITHUB))),
     ] {
         let empty = cache(&format!("empty-{name}"));

@@ -24,6 +24,7 @@ use apollo_compiler::schema::{ExtendedType, Implementers};
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{ExecutableDocument, Name, Schema};
 use lru::LruCache;
+use serde_json_bytes::Value;
 use sha2::{Digest, Sha256};
 use wayfinder_supergraph::{Catalog, Contract};
 
@@ -31,7 +32,6 @@ use crate::config::Limits;
 use crate::error::{Code, Refusal, RequestError};
 use crate::operation::{self, SemanticSchema};
 use crate::request::JsonMap;
-use serde_json_bytes::Value;
 
 /// Verdicts kept per contract. One is a hash, two flags or a few error messages: a thousand
 /// cover the operations of most fleets of clients, and a miss costs one parse.
@@ -76,25 +76,8 @@ impl Gate {
     pub fn new(catalog: &Catalog, contract: &Contract, limits: &Limits) -> Result<Self, String> {
         let api = contract.api_schema(catalog).map_err(|e| e.to_string())?;
         let semantic = Arc::new(SemanticSchema::new(&api)?);
-        let narrowed = narrowed_inputs(catalog.api_schema(), &api);
-        let hidden_values = api
-            .types
-            .iter()
-            .filter_map(
-                |(name, ty)| match (ty, catalog.api_schema().types.get(name)) {
-                    (ExtendedType::Enum(contract), Some(ExtendedType::Enum(whole))) => {
-                        let hidden: HashSet<Name> = whole
-                            .values
-                            .keys()
-                            .filter(|v| !contract.values.contains_key(*v))
-                            .cloned()
-                            .collect();
-                        (!hidden.is_empty()).then(|| (name.clone(), hidden))
-                    }
-                    _ => None,
-                },
-            )
-            .collect();
+        let hidden_values = hidden_enum_values(catalog.api_schema(), &api);
+        let narrowed = narrowed_inputs(catalog.api_schema(), &api, &hidden_values);
         Ok(Gate {
             hidden_values,
             implementers: api.implementers_map(),
@@ -321,9 +304,33 @@ fn selects_any(selection_set: &SelectionSet, enums: &HashMap<Name, HashSet<Name>
         })
 }
 
-/// Input objects and enums of `contract` that accept less than in `whole`, and the input
-/// objects that reach one of them through their fields.
-fn narrowed_inputs(whole: &Schema, contract: &Schema) -> HashSet<Name> {
+/// The values each enum of `contract` lacks that it has in `whole`.
+fn hidden_enum_values(whole: &Schema, contract: &Schema) -> HashMap<Name, HashSet<Name>> {
+    contract
+        .types
+        .iter()
+        .filter_map(|(name, ty)| match (ty, whole.types.get(name)) {
+            (ExtendedType::Enum(c), Some(ExtendedType::Enum(w))) => {
+                let hidden: HashSet<Name> = w
+                    .values
+                    .keys()
+                    .filter(|v| !c.values.contains_key(*v))
+                    .cloned()
+                    .collect();
+                (!hidden.is_empty()).then(|| (name.clone(), hidden))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The enums with hidden values, the input objects of `contract` that accept fewer fields than
+/// in `whole`, and the input objects that reach one of them through their fields.
+fn narrowed_inputs(
+    whole: &Schema,
+    contract: &Schema,
+    hidden_values: &HashMap<Name, HashSet<Name>>,
+) -> HashSet<Name> {
     let mut narrowed: HashSet<Name> = contract
         .types
         .iter()
@@ -331,8 +338,7 @@ fn narrowed_inputs(whole: &Schema, contract: &Schema) -> HashSet<Name> {
             (ExtendedType::InputObject(c), Some(ExtendedType::InputObject(w))) => {
                 c.fields.len() < w.fields.len()
             }
-            (ExtendedType::Enum(c), Some(ExtendedType::Enum(w))) => c.values.len() < w.values.len(),
-            _ => false,
+            _ => hidden_values.contains_key(*name),
         })
         .map(|(name, _)| name.clone())
         .collect();
@@ -369,7 +375,7 @@ fn narrowed_inputs(whole: &Schema, contract: &Schema) -> HashSet<Name> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json_bytes::{json, Value};
+    use serde_json_bytes::json;
     use wayfinder_supergraph::{CatalogOptions, ContractFilter};
 
     const SDL: &str = r#"

@@ -377,41 +377,21 @@ impl Instance {
             }
             (None, None) => return Outcome::PassThrough(graphql, None),
         };
-        let mut local_introspection = false;
-        let mut scrub = None;
-        if let Some(gate) = gate {
-            match gate.verdict(&query) {
-                Verdict::Refused(refusal) => return Outcome::Answered(Reply::refused(&refusal)),
-                Verdict::Allowed {
-                    introspection,
-                    narrowed_variables,
-                    narrowed_outputs,
-                } => {
-                    if narrowed_variables {
-                        if let Err(error) = gate.check_variables(
-                            &query,
-                            graphql.operation_name.as_deref(),
-                            &graphql.variables,
-                        ) {
-                            return Outcome::Answered(Reply::error(&error));
-                        }
+        let Admitted {
+            introspection: local_introspection,
+            scrub,
+        } = match gate.map(|gate| admit(gate, &query, &graphql)) {
+            None => Admitted::default(),
+            Some(Err(reply)) => return Outcome::Answered(reply),
+            Some(Ok(admitted)) => {
+                if let Some(hash) = hash.as_ref().filter(|_| query.len() <= PERSISTED_MAX_CHARS) {
+                    if let Ok(mut kept) = self.gated_persisted.lock() {
+                        kept.put(hash.clone(), Arc::clone(&query));
                     }
-                    if let Some(hash) = hash.as_ref().filter(|_| query.len() <= PERSISTED_MAX_CHARS)
-                    {
-                        if let Ok(mut kept) = self.gated_persisted.lock() {
-                            kept.put(hash.clone(), Arc::clone(&query));
-                        }
-                    }
-                    // Never the router's to answer: it would show the whole API.
-                    local_introspection = introspection;
-                    scrub = narrowed_outputs.then(|| Scrub {
-                        gate: Arc::clone(gate),
-                        query: Arc::clone(&query),
-                        operation_name: graphql.operation_name.clone(),
-                    });
                 }
+                admitted
             }
-        }
+        };
         if !local_introspection && !request::mentions_semantic_fields(query.as_bytes()) {
             graphql.query = Some(query.to_string());
             return Outcome::PassThrough(graphql, scrub);
@@ -761,35 +741,64 @@ impl Instance {
     }
 }
 
-/// Whether every entry of a restricted tenant's batch is an operation its contract lets the
-/// router run as it is: its text sent (no hash alone), allowed, without introspection, its
-/// variables' values within the contract.
-fn runs_as_sent(gate: &Gate, entries: &[Result<GraphqlRequest, RequestError>]) -> bool {
+/// What a restricted tenant's contract lets one operation do.
+#[derive(Default)]
+struct Admitted {
+    /// Its `__schema` and `__type` are answered from the contract: never the router's to
+    /// answer, which would show the whole API.
+    introspection: bool,
+    /// How its data must be scrubbed, if at all.
+    scrub: Option<Scrub>,
+}
+
+/// The contract's verdict on `query` (the text of `graphql`), with its variables' values
+/// checked when their types are narrowed; the reply when it is refused.
+fn admit(gate: &Arc<Gate>, query: &Arc<str>, graphql: &GraphqlRequest) -> Result<Admitted, Reply> {
+    match gate.verdict(query) {
+        Verdict::Refused(refusal) => Err(Reply::refused(&refusal)),
+        Verdict::Allowed {
+            introspection,
+            narrowed_variables,
+            narrowed_outputs,
+        } => {
+            if narrowed_variables {
+                gate.check_variables(query, graphql.operation_name.as_deref(), &graphql.variables)
+                    .map_err(|error| Reply::error(&error))?;
+            }
+            Ok(Admitted {
+                introspection,
+                scrub: narrowed_outputs.then(|| Scrub {
+                    gate: Arc::clone(gate),
+                    query: Arc::clone(query),
+                    operation_name: graphql.operation_name.clone(),
+                }),
+            })
+        }
+    }
+}
+
+/// Whether every entry of a restricted tenant's batch is an operation the router may run and
+/// answer as it is: its text sent (no hash alone), admitted, without introspection or data to
+/// scrub.
+fn runs_as_sent(gate: &Arc<Gate>, entries: &[Result<GraphqlRequest, RequestError>]) -> bool {
     entries.iter().all(|entry| {
-        let Ok(graphql) = entry else { return false };
+        let Some(graphql) = entry
+            .as_ref()
+            .ok()
+            .filter(|g| g.persisted_query_hash().is_none())
+        else {
+            return false;
+        };
         let Some(query) = graphql.query.as_deref() else {
             return false;
         };
-        match gate.verdict(query) {
-            Verdict::Refused(_) => false,
-            Verdict::Allowed {
-                introspection,
-                narrowed_variables,
-                narrowed_outputs,
-            } => {
-                !introspection
-                    && !narrowed_outputs
-                    && graphql.persisted_query_hash().is_none()
-                    && (!narrowed_variables
-                        || gate
-                            .check_variables(
-                                query,
-                                graphql.operation_name.as_deref(),
-                                &graphql.variables,
-                            )
-                            .is_ok())
-            }
-        }
+        matches!(
+            admit(gate, &Arc::from(query), graphql),
+            Ok(Admitted {
+                introspection: false,
+                scrub: None
+            })
+        )
     })
 }
 
