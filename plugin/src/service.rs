@@ -209,28 +209,31 @@ impl Instance {
             let request = http::Request::from_parts(parts, router::body::from_bytes(bytes));
             return through(inner, router::Request::from((request, context))).await;
         }
-
-        // A restricted tenant's ordinary operation is only checked: the router's own span
-        // covers it, and one more span would cost it more than the check (bench/benches).
-        let span = if semantic || persisted {
-            tracing::info_span!(
-                "wayfinder.request",
-                tenant = tracing::field::Empty,
-                hits = tracing::field::Empty,
-                generation = tracing::field::Empty,
-                lexical_only = tracing::field::Empty,
-                semantic_fields = tracing::field::Empty,
-            )
+        let incoming = if parts.method == Method::GET {
+            request::from_query_string(&query_string).map(Incoming::Single)
         } else {
-            tracing::Span::none()
+            request::from_body(&bytes)
         };
+        // A restricted tenant's ordinary operations are only checked, and then the router
+        // batches and answers them as it would anyone's (one context per entry, its `batching`
+        // setting), with nothing more on their way: no span, no state of the plugin's.
+        if let (Some(gate), Ok(incoming), false) = (&gate, &incoming, semantic || persisted) {
+            if runs_as_sent(gate, incoming) {
+                let request = http::Request::from_parts(parts, router::body::from_bytes(bytes));
+                return through(inner, router::Request::from((request, context))).await;
+            }
+        }
+
+        let span = tracing::info_span!(
+            "wayfinder.request",
+            tenant = tracing::field::Empty,
+            hits = tracing::field::Empty,
+            generation = tracing::field::Empty,
+            lexical_only = tracing::field::Empty,
+            semantic_fields = tracing::field::Empty,
+        );
         let this = Arc::clone(&self);
         async move {
-            let incoming = if parts.method == Method::GET {
-                request::from_query_string(&query_string).map(Incoming::Single)
-            } else {
-                request::from_body(&bytes)
-            };
             let reply = match incoming {
                 Err(error) => Reply::error(&error),
                 Ok(Incoming::Single(graphql)) => {
@@ -252,16 +255,6 @@ impl Instance {
                     }
                 }
                 Ok(Incoming::Batch(entries)) => {
-                    if gate
-                        .as_ref()
-                        .is_some_and(|gate| !semantic && runs_as_sent(gate, &entries))
-                    {
-                        // The router batches it as it would anyone's (its `batching` setting,
-                        // one context per entry).
-                        let request =
-                            http::Request::from_parts(parts, router::body::from_bytes(bytes));
-                        return through(inner, router::Request::from((request, context))).await;
-                    }
                     this.reply_batch(entries, &parts, &context, &inner, gate.as_ref())
                         .await
                 }
@@ -753,7 +746,7 @@ struct Admitted {
 
 /// The contract's verdict on `query` (the text of `graphql`), with its variables' values
 /// checked when their types are narrowed; the reply when it is refused.
-fn admit(gate: &Arc<Gate>, query: &Arc<str>, graphql: &GraphqlRequest) -> Result<Admitted, Reply> {
+fn admit(gate: &Arc<Gate>, query: &str, graphql: &GraphqlRequest) -> Result<Admitted, Reply> {
     match gate.verdict(query) {
         Verdict::Refused(refusal) => Err(Reply::refused(&refusal)),
         Verdict::Allowed {
@@ -769,7 +762,7 @@ fn admit(gate: &Arc<Gate>, query: &Arc<str>, graphql: &GraphqlRequest) -> Result
                 introspection,
                 scrub: narrowed_outputs.then(|| Scrub {
                     gate: Arc::clone(gate),
-                    query: Arc::clone(query),
+                    query: Arc::from(query),
                     operation_name: graphql.operation_name.clone(),
                 }),
             })
@@ -777,23 +770,23 @@ fn admit(gate: &Arc<Gate>, query: &Arc<str>, graphql: &GraphqlRequest) -> Result
     }
 }
 
-/// Whether every entry of a restricted tenant's batch is an operation the router may run and
+/// Whether every operation of a restricted tenant's request is one the router may run and
 /// answer as it is: its text sent (no hash alone), admitted, without introspection or data to
 /// scrub.
-fn runs_as_sent(gate: &Arc<Gate>, entries: &[Result<GraphqlRequest, RequestError>]) -> bool {
-    entries.iter().all(|entry| {
-        let Some(graphql) = entry
-            .as_ref()
-            .ok()
-            .filter(|g| g.persisted_query_hash().is_none())
-        else {
+fn runs_as_sent(gate: &Arc<Gate>, incoming: &Incoming) -> bool {
+    let requests: Vec<Option<&GraphqlRequest>> = match incoming {
+        Incoming::Single(graphql) => vec![Some(graphql)],
+        Incoming::Batch(entries) => entries.iter().map(|e| e.as_ref().ok()).collect(),
+    };
+    requests.into_iter().all(|graphql| {
+        let Some(graphql) = graphql.filter(|g| g.persisted_query_hash().is_none()) else {
             return false;
         };
         let Some(query) = graphql.query.as_deref() else {
             return false;
         };
         matches!(
-            admit(gate, &Arc::from(query), graphql),
+            admit(gate, query, graphql),
             Ok(Admitted {
                 introspection: false,
                 scrub: None
