@@ -10,6 +10,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use wayfinder_supergraph::ContractFilter;
+use wayfinder_workers::cursor::CursorSecret;
 use wayfinder_workers::{Admission, EngineConfig, ModelConfig, Overload, Pooling};
 
 /// Semantic introspection (`__search` and `__definitions`) answered at the gateway.
@@ -27,6 +28,19 @@ pub struct Config {
     pub limits: Limits,
     /// Where the embedding model, its runtime and the vector cache live.
     pub index: Index,
+    /// How `__search` cursors are signed.
+    pub cursors: Cursors,
+}
+
+/// `__search` cursors.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Cursors {
+    /// The key cursors are signed with (HMAC-SHA256): every replica given the same one accepts
+    /// the others' cursors. Write `${env.NAME}` to keep it out of the file (the router expands
+    /// it). Absent: a random key of this process, which other replicas refuse, so pagination
+    /// behind a load balancer then needs sticky sessions.
+    pub secret: Option<String>,
 }
 
 impl Default for Config {
@@ -37,6 +51,7 @@ impl Default for Config {
             tenants: None,
             limits: Limits::default(),
             index: Index::default(),
+            cursors: Cursors::default(),
         }
     }
 }
@@ -365,6 +380,12 @@ impl Config {
         if self.index.query_sessions == Some(0) {
             return Err(invalid("index.query_sessions", "must be at least 1"));
         }
+        if self.cursors.secret.as_ref().is_some_and(|s| s.len() < 16) {
+            return Err(invalid(
+                "cursors.secret",
+                "must be at least 16 bytes long (a guessable key lets anyone forge cursors)",
+            ));
+        }
         if self.limits.max_search_wait.is_zero() {
             return Err(invalid("limits.max_search_wait", "must be longer than 0"));
         }
@@ -483,6 +504,44 @@ impl Config {
         config.query_sessions = index
             .query_sessions
             .unwrap_or_else(wayfinder_workers::config::gateway_search_threads);
+        config.cursor_secret = self.cursors.secret.clone().map(CursorSecret::new);
         config
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked(yaml: serde_json::Value) -> Result<(), String> {
+        let config: Config = serde_json::from_value(yaml).map_err(|e| e.to_string())?;
+        config.check().map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn checks_name_the_bad_key() {
+        assert!(checked(serde_json::json!({})).is_ok());
+        for (config, key) in [
+            (
+                serde_json::json!({ "cursors": { "secret": "short" } }),
+                "cursors.secret",
+            ),
+            (
+                serde_json::json!({ "limits": { "parser_max_tokens": 0 } }),
+                "limits.parser_max_tokens",
+            ),
+            (
+                serde_json::json!({ "tenants": { "default": "nobody", "contracts": { "public": {} } } }),
+                "tenants.default",
+            ),
+        ] {
+            let error = checked(config).expect_err("refused");
+            assert!(error.contains(key), "{error}");
+        }
+        assert!(checked(serde_json::json!({
+            "cursors": { "secret": "long-enough-for-a-key" },
+            "tenants": { "enforce": "search_only", "contracts": { "public": { "exclude_tags": ["internal"] } } },
+        }))
+        .is_ok());
     }
 }

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cursor::CursorSecret;
+
 /// How token vectors become one text vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -85,6 +87,10 @@ pub struct EngineConfig {
     /// the machine's cores.
     #[serde(default = "default_workers")]
     pub query_sessions: usize,
+    /// The key `__search` cursors are signed with; replicas given the same one accept each
+    /// other's cursors. `None`: a random key of this process.
+    #[serde(default)]
+    pub cursor_secret: Option<CursorSecret>,
 }
 
 /// How much lower than the router's own threads the engine's threads (searches and indexing)
@@ -168,6 +174,7 @@ impl EngineConfig {
             batch_size: default_batch_size(),
             query_cache: default_query_cache(),
             query_sessions: default_workers(),
+            cursor_secret: None,
         }
     }
 

@@ -217,6 +217,9 @@ pub struct Engine {
     model_error: Option<EmbedError>,
     cache_warning: Option<String>,
     cursors: CursorCodec,
+    /// The model's key (0 without one): vectors of another model rank otherwise, so it is
+    /// part of the state a cursor names.
+    model_key: u64,
     contracts: Mutex<(u64, HashMap<ContractFilter, Arc<Contract>>)>,
     fusion: Fusion,
 }
@@ -236,6 +239,7 @@ impl Engine {
         let workers = config.worker_threads();
         let loaded = model_key(&config.model)
             .and_then(|key| Embedder::load(&config.model, 1).map(|embedder| (key, embedder)));
+        let loaded_key = loaded.as_ref().map_or(0, |(key, _)| *key);
         let (query, vectors_setup, model_error, cache_warning) = match loaded {
             Ok((key, embedder)) => {
                 let dimension = embedder.dimension();
@@ -335,10 +339,26 @@ impl Engine {
             query,
             model_error,
             cache_warning,
-            cursors: CursorCodec::new(random_seed()),
+            cursors: match &config.cursor_secret {
+                Some(secret) => CursorCodec::new(secret),
+                None => {
+                    tracing::warn!(
+                        "no cursors.secret: __search cursors are signed with a key of this \
+                         process, which other replicas refuse; behind a load balancer, \
+                         pagination then needs sticky sessions"
+                    );
+                    CursorCodec::of_this_process()
+                }
+            },
+            model_key: loaded_key,
             contracts: Mutex::new((0, HashMap::new())),
             fusion: Fusion::default(),
         })
+    }
+
+    /// The state cursors name for `generation` (see [`Generation::state`]), with the model.
+    fn cursor_state(&self, generation: &Generation) -> u64 {
+        generation.state() ^ self.model_key.rotate_left(17)
     }
 
     /// Uses `fusion` to combine lexical and vector evidence from now on.
@@ -492,13 +512,13 @@ impl Engine {
         };
         let fingerprint = request_fingerprint(request);
         let lexical_fingerprint = fingerprint ^ LEXICAL_PAGES;
+        let state = self.cursor_state(&generation);
         let (offset, lexical_pages) = match request.after {
             None => (0, false),
-            Some(cursor) => match self.cursors.decode(cursor, generation.id, fingerprint) {
+            Some(cursor) => match self.cursors.decode(cursor, state, fingerprint) {
                 Ok(offset) => (offset, false),
                 Err(CursorError::OtherSearch) => (
-                    self.cursors
-                        .decode(cursor, generation.id, lexical_fingerprint)?,
+                    self.cursors.decode(cursor, state, lexical_fingerprint)?,
                     true,
                 ),
                 Err(error) => return Err(error.into()),
@@ -696,9 +716,11 @@ impl Engine {
                 member,
                 coordinate: catalog.member(member).coordinate.clone(),
                 score,
-                cursor: self
-                    .cursors
-                    .encode(generation.id, position as u32, fingerprint),
+                cursor: self.cursors.encode(
+                    self.cursor_state(generation),
+                    position as u32,
+                    fingerprint,
+                ),
             })
             .collect::<Vec<_>>();
         merge.record("results", hits.len());
@@ -827,16 +849,4 @@ fn request_fingerprint(request: &SearchRequest<'_>) -> u64 {
         }
     }
     hasher.digest()
-}
-
-/// Cursor keys differ per process, so a cursor cannot be made without asking this engine.
-fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    hasher.finish()
 }

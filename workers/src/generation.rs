@@ -158,6 +158,23 @@ impl ViewBlock {
 }
 
 impl Generation {
+    /// What this generation ranks with: its catalog's content, which shards answer with
+    /// vectors, and this build of the ranking. Replicas at the same state rank alike, so each
+    /// accepts the others' cursors; the process's generation counter does not enter it.
+    pub fn state(&self) -> u64 {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        hasher.update(&self.catalog.content_hash().to_le_bytes());
+        for shard in &self.shards {
+            hasher.update(&[match shard {
+                ShardState::Empty => 0,
+                ShardState::Building | ShardState::Failed(_) => 1,
+                ShardState::Ready(_) => 2,
+            }]);
+        }
+        hasher.digest()
+    }
+
     pub fn mode(&self) -> SearchMode {
         let with_documents = self
             .shards
