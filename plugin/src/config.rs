@@ -258,6 +258,9 @@ pub struct Index {
     pub cache_dir: Option<PathBuf>,
     /// Keep vectors in memory only (every start embeds the whole schema again).
     pub no_cache: bool,
+    /// Most bytes the vector cache's store (`<cache_dir>/vectors.lmdb`) holds; past it, the
+    /// entries used longest ago by no catalog this router serves are removed. Default 2 GiB.
+    pub cache_max_bytes: Option<u64>,
     /// Embedding threads (at most the machine's cores). Default: the machine's cores.
     pub workers: Option<usize>,
     /// Search threads, each with its own query-embedding session, loaded on first need; a
@@ -277,6 +280,7 @@ impl Default for Index {
                 .unwrap_or_else(|| PathBuf::from(".wayfinder")),
             cache_dir: None,
             no_cache: false,
+            cache_max_bytes: None,
             workers: None,
             query_sessions: None,
             model: None,
@@ -376,6 +380,12 @@ impl Config {
         }
         if self.index.workers == Some(0) {
             return Err(invalid("index.workers", "must be at least 1"));
+        }
+        if self.index.cache_max_bytes.is_some_and(|max| max < 1 << 20) {
+            return Err(invalid(
+                "index.cache_max_bytes",
+                "must be at least 1 MiB (1048576)",
+            ));
         }
         if self.index.query_sessions == Some(0) {
             return Err(invalid("index.query_sessions", "must be at least 1"));
@@ -500,6 +510,9 @@ impl Config {
         };
         if let Some(workers) = index.workers {
             config.workers = workers;
+        }
+        if let Some(max) = index.cache_max_bytes {
+            config.cache_max_bytes = max;
         }
         config.query_sessions = index
             .query_sessions

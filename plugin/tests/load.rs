@@ -247,3 +247,79 @@ async fn a_tenant_over_its_quota_is_refused_while_another_is_served() {
     let still = router.post(&search, &agents).await;
     assert_eq!(still.codes(), ["SEARCH_RATE_LIMITED"]);
 }
+
+/// Copies the folder `from` into `to` (the vector store and the saved graphs).
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("a folder");
+    for entry in std::fs::read_dir(from).expect("reads the folder") {
+        let path = entry.expect("an entry").path();
+        let target = to.join(path.file_name().expect("a name"));
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).expect("copies a file");
+        }
+    }
+}
+
+#[tokio::test]
+async fn memory_does_not_grow_with_what_else_the_cache_folder_holds() {
+    let example = support::example_supergraph();
+    let dirs = tempfile::tempdir().expect("a temporary folder");
+    let (alone, crowded) = (dirs.path().join("alone"), dirs.path().join("crowded"));
+    let index = |dir: &std::path::Path| format!("cache_dir: {}", dir.display());
+    // The example's vectors, in the first folder.
+    let mut router = Router::start_indexing(&example, &index(&alone), "", EXAMPLE_MOCKS).await;
+    router.wait_for_log("index ready").await;
+    drop(router);
+    // The same, with the vectors of 100,000 other texts (about 150 MB, two schemas of github's
+    // size) beside them.
+    copy_dir(&alone, &crowded);
+    let model = wayfinder_workers::ModelConfig::default_in(&wayfinder_tests::wayfinder_home());
+    let key = wayfinder_workers::embed::model_key(&model).expect("the model's key");
+    let (cache, error) = wayfinder_workers::cache::VectorCache::open(&crowded, key, 384, 4 << 30);
+    assert!(error.is_none(), "{error:?}");
+    let cache = std::sync::Mutex::new(cache);
+    {
+        let mut cache = cache.lock().expect("a lock");
+        for hash in 0..100_000u128 {
+            let vector: Vec<f32> = (0..384)
+                .map(|i| ((hash as usize + i) % 97) as f32)
+                .collect();
+            cache.insert(hash << 64 | 0xfeed, std::sync::Arc::from(vector), None);
+        }
+    }
+    wayfinder_workers::cache::save_unsaved(&cache, 1).expect("saves");
+    drop(cache);
+
+    let mut resident = Vec::new();
+    for dir in [&alone, &crowded] {
+        let mut router = Router::start_indexing(&example, &index(dir), "", EXAMPLE_MOCKS).await;
+        router.wait_for_log("index ready").await;
+        assert!(
+            router.log().contains("\"embedded\":0"),
+            "the example's vectors are read from the store: {}",
+            router.log()
+        );
+        // Searches read what they need; the allocator settles.
+        for q in [
+            "books by an author",
+            "a customer's orders",
+            "reviews of a book",
+        ] {
+            router.query(SEARCH, json!({ "q": q }), &[]).await;
+        }
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        resident.push(router.rss_bytes() as f64);
+    }
+    let ratio = resident[1] / resident[0];
+    eprintln!(
+        "RSS with the example's vectors alone {:.0} MB, beside 100,000 others {:.0} MB (x{ratio:.3})",
+        resident[0] / 1e6,
+        resident[1] / 1e6
+    );
+    assert!(
+        (0.9..=1.1).contains(&ratio),
+        "RSS depends on what else the cache folder holds: {resident:?}"
+    );
+}

@@ -298,7 +298,17 @@ fn pages_follow_each_other_and_bad_cursors_are_errors() {
         Err(SearchError::MinScore(_))
     ));
 
+    // The same catalog indexed again ranks alike: its cursors still hold.
     index(&engine, shop);
+    assert!(engine
+        .search(&SearchRequest {
+            after: Some(cursor),
+            ..search("books customers ordered", 5)
+        })
+        .is_ok());
+    // Another catalog does not.
+    let changed = bookshop_sdl().replace("Every author, alphabetically.", "Every author, sorted.");
+    index(&engine, from_sdl(&changed));
     let stale = engine.search(&SearchRequest {
         after: Some(cursor),
         ..search("books customers ordered", 5)
@@ -415,37 +425,40 @@ fn a_damaged_cache_or_model_leaves_search_working() {
     let engine = Engine::start(engine_config(Some(&dir))).unwrap();
     index(&engine, Arc::clone(&shop));
     drop(engine);
-    // Damage the vector cache and every saved graph.
+    // Damage the vector cache's store (not LMDB any more) and every saved graph.
     let files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .collect();
-    let named = |prefix: &str| {
-        files
-            .iter()
-            .filter(|f| f.file_name().unwrap().to_string_lossy().starts_with(prefix))
-            .cloned()
-            .collect::<Vec<_>>()
-    };
-    let (vectors, graphs) = (named("vectors-"), named("graph-"));
-    assert_eq!(vectors.len(), 1, "{files:?}");
+    let graphs: Vec<_> = files
+        .iter()
+        .filter(|f| {
+            f.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("graph-")
+        })
+        .cloned()
+        .collect();
     assert!(!graphs.is_empty(), "a built graph is saved: {files:?}");
-    for file in vectors.iter().chain(&graphs) {
+    for file in &graphs {
         let bytes = std::fs::read(file).unwrap();
         std::fs::write(file, &bytes[..bytes.len() / 3]).unwrap();
     }
-    let file = &vectors[0];
+    let store = dir.join("vectors.lmdb");
+    assert!(store.join("data.mdb").is_file(), "{files:?}");
+    std::fs::write(store.join("data.mdb"), vec![7u8; 64 << 10]).unwrap();
 
     let engine = Engine::start(engine_config(Some(&dir))).unwrap();
     let warning = engine.cache_warning().expect("the damage is reported");
-    assert!(warning.contains(&file.display().to_string()), "{warning}");
+    assert!(warning.contains(&store.display().to_string()), "{warning}");
     let report = index(&engine, Arc::clone(&shop));
     let texts = text_hashes(&shop).len();
-    assert!(
-        report.embedded > 0 && report.embedded < texts,
-        "the records before the damage are kept and the rest embedded again: {} of {texts}",
-        report.embedded
+    assert_eq!(
+        report.embedded, texts,
+        "a new store replaces the damaged one, moved aside"
     );
+    assert!(dir.join("vectors.lmdb.damaged").exists());
     assert!(
         report.failed_shards.is_empty(),
         "unreadable graphs are built again"

@@ -1,45 +1,57 @@
-//! The persistent vector cache: document vectors on disk, keyed by model and document text,
-//! and for the texts that are a member's document, their content-token vectors
-//! ([`crate::tokens`]).
+//! The persistent vector cache: document vectors, keyed by model and document text, and for
+//! the texts that are a member's document, their content-token vectors ([`crate::tokens`]).
 //!
-//! A restart or a reload embeds only texts it has never seen. One file per model
-//! (`vectors-<model key>.bin`), an append-only log: a save appends the records added since the
-//! last one, so a reload that embeds a few texts writes a few records, not the whole cache.
-//! Each record carries its own checksum. A process killed while appending leaves a torn last
-//! record, which the next reader ignores and the next writer cuts off; damage anywhere else is
-//! reported with its path and offset, and the records before it are kept.
+//! A restart or a reload embeds only texts it has never seen. The vectors live in an LMDB
+//! environment (`heed`) in the cache folder, `vectors.lmdb/`, read per key through a memory
+//! map: a process holds in memory only what it reads (the texts of the catalogs it serves), so
+//! its RSS does not depend on what else the folder holds, and several processes (replicas on
+//! one volume, the CLI beside the router) read and write one folder at once, LMDB serialising
+//! the writers. Why LMDB: the whole-file log before it was read whole at every start (1.1 GB
+//! for a folder that had held three schemas, all of it resident); LMDB reads a key in a few
+//! microseconds without a copy, writes in transactions that a killed process cannot tear, and
+//! needs no compaction of its own.
 //!
-//! Appends take an exclusive lock on the file and first check what lies past the end this
-//! writer last saw: records another process (or another engine of this one) appended are kept,
-//! a torn tail is cut. So several writers can share one cache folder.
+//! Flow: the indexer claims the texts it must embed ([`VectorCache::claim`]), inserts their
+//! vectors, and [`save_unsaved`] writes them in one transaction, outside the cache's lock; keys
+//! read or written are stamped with the time of their last use, and when the folder's store
+//! grows past its bound (`cache_max_bytes`) the entries used longest ago that no catalog of
+//! this process used are removed first. A folder written by an earlier version (one
+//! `vectors-<model key>.bin` log per model) is migrated on first open, and the log removed.
 //!
-//! Layout (little endian): magic, model key u64, dimension u32; then records of tag u8
-//! ([`VECTOR`] or [`TOKENS`]), text hash u128, payload length u32, payload (`dimension` f32, or
-//! token vectors as [`TokenVectors`] encodes them), xxh3 of the record's bytes before it u64.
+//! Keys: model key u64 then text hash u128, big endian. Values: `dimension` f32 little endian
+//! (vectors), [`TokenVectors`] encoded (tokens), Unix seconds u64 big endian (last use).
 
 use std::collections::{HashMap, HashSet};
-use std::fs::{File, OpenOptions};
-use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+use std::fs::File;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
+use heed::types::Bytes;
+use heed::{Database, Env, EnvOpenOptions};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::tokens::TokenVectors;
 
-const MAGIC: &[u8; 8] = b"WFVEC\x00\x00\x03";
-/// Files of the formats before the log: read as empty and replaced on the first save.
-const OLDER_MAGICS: [&[u8; 8]; 2] = [b"WFVEC\x00\x00\x01", b"WFVEC\x00\x00\x02"];
-const HEADER: usize = 8 + 8 + 4;
-/// Record tags.
+/// The environment's folder inside the cache folder.
+const STORE_DIR: &str = "vectors.lmdb";
+/// After a prune the store holds at most this share of its bound: room for a few indexing
+/// runs before the next.
+const PRUNE_TO: f64 = 0.8;
+
+/// The log format of earlier versions, read once to migrate it.
+const LOG_MAGIC: &[u8; 8] = b"WFVEC\x00\x00\x03";
+const LOG_HEADER: usize = 8 + 8 + 4;
 const VECTOR: u8 = 1;
 const TOKENS: u8 = 2;
-/// Tag, hash and payload length before the payload; checksum after it.
 const RECORD_HEAD: usize = 1 + 16 + 4;
 const RECORD_TAIL: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
+    #[error("cannot open the vector cache {path}: {message}")]
+    Open { path: PathBuf, message: String },
     #[error("cannot read the vector cache {path}: {message}")]
     Read { path: PathBuf, message: String },
     #[error("the vector cache {path} is damaged ({reason}); what it lacks will be rebuilt")]
@@ -48,17 +60,57 @@ pub enum CacheError {
     Write { path: PathBuf, message: String },
 }
 
+/// One cache folder's store, as a cache uses it: the environment shared by every handle of the
+/// process on that folder, and this handle's bound.
+#[derive(Clone)]
+struct Store {
+    shared: Arc<Environment>,
+    max_bytes: u64,
+}
+
+/// The LMDB environment of one cache folder; LMDB allows one per process and folder, so
+/// handles share it ([`OPEN`]).
+struct Environment {
+    path: PathBuf,
+    env: Env,
+    vectors: Database<Bytes, Bytes>,
+    tokens: Database<Bytes, Bytes>,
+    used: Database<Bytes, Bytes>,
+}
+
+/// The environments open in this process, by folder.
+static OPEN: Mutex<Option<HashMap<PathBuf, std::sync::Weak<Environment>>>> = Mutex::new(None);
+
+impl std::ops::Deref for Store {
+    type Target = Environment;
+
+    fn deref(&self) -> &Environment {
+        &self.shared
+    }
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
 /// Vectors by document-text hash, for one model.
 #[derive(Debug)]
 pub struct VectorCache {
     dimension: usize,
-    vectors: HashMap<u128, Arc<[f32]>>,
-    tokens: HashMap<u128, Arc<TokenVectors>>,
-    /// The file, or none for a cache that is never written.
-    log: Option<Arc<Mutex<CacheLog>>>,
-    /// Records added since the last save, encoded, and how many.
-    unsaved: Vec<u8>,
+    model_key: u64,
+    /// The folder's store, or none for a cache that is never written.
+    store: Option<Store>,
+    /// Vectors and tokens inserted and not yet written (all of them, without a store).
+    fresh_vectors: HashMap<u128, Arc<[f32]>>,
+    fresh_tokens: HashMap<u128, Arc<TokenVectors>>,
+    /// Entries inserted since the last save.
     unsaved_records: usize,
+    /// Keys read or inserted since the last save: their last use is written with it.
+    touched: HashSet<u128>,
+    /// Every key this process used: a prune keeps them.
+    live: HashSet<u128>,
     /// Texts a shard indexer is embedding now: another shard that needs one waits for it
     /// rather than embedding it twice.
     claimed: HashSet<u128>,
@@ -75,112 +127,205 @@ pub enum Claim {
     Claimed,
 }
 
+fn key(model_key: u64, text_hash: u128) -> [u8; 24] {
+    let mut key = [0u8; 24];
+    key[..8].copy_from_slice(&model_key.to_be_bytes());
+    key[8..].copy_from_slice(&text_hash.to_be_bytes());
+    key
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 impl VectorCache {
     /// An empty cache that is never written.
     pub fn in_memory(dimension: usize) -> Self {
         VectorCache {
             dimension,
-            vectors: HashMap::new(),
-            tokens: HashMap::new(),
-            log: None,
-            unsaved: Vec::new(),
+            model_key: 0,
+            store: None,
+            fresh_vectors: HashMap::new(),
+            fresh_tokens: HashMap::new(),
             unsaved_records: 0,
+            touched: HashSet::new(),
+            live: HashSet::new(),
             claimed: HashSet::new(),
         }
     }
 
-    /// The file for this model in `dir`.
-    pub fn file_in(dir: &Path, model_key: u64) -> PathBuf {
+    /// The store's folder in the cache folder `dir`.
+    pub fn store_in(dir: &Path) -> PathBuf {
+        dir.join(STORE_DIR)
+    }
+
+    /// The log an earlier version kept for this model in `dir`.
+    pub fn legacy_file_in(dir: &Path, model_key: u64) -> PathBuf {
         dir.join(format!("vectors-{model_key:016x}.bin"))
     }
 
-    /// Opens the model's cache in `dir`; a missing file is an empty cache. A file that cannot
-    /// be read, or is damaged, comes back with the error naming it, and the cache holds the
-    /// records before the damage; the next save cuts the damage off.
-    pub fn open(dir: &Path, model_key: u64, dimension: usize) -> (Self, Option<CacheError>) {
-        let path = Self::file_in(dir, model_key);
-        let mut log = CacheLog {
-            path: path.clone(),
-            header: header(model_key, dimension),
-            dimension,
-            known_end: 0,
-        };
+    /// Opens the cache folder `dir` for the model, bounded to `max_bytes`, migrating an earlier
+    /// version's log. A store that cannot be opened (damaged, or not LMDB) is moved aside to
+    /// `vectors.lmdb.damaged` and a new one made, with the error naming it; failing that, the
+    /// cache stays in memory. A log that is damaged is migrated up to the damage, with the
+    /// error.
+    pub fn open(
+        dir: &Path,
+        model_key: u64,
+        dimension: usize,
+        max_bytes: u64,
+    ) -> (Self, Option<CacheError>) {
         let mut cache = Self::in_memory(dimension);
-        let mut error = None;
-        match std::fs::read(&path) {
-            Ok(bytes) if OLDER_MAGICS.iter().any(|magic| bytes.starts_with(*magic)) => {
-                tracing::info!(path = %path.display(), "the vector cache is of an older format; rebuilding it");
+        cache.model_key = model_key;
+        let path = Self::store_in(dir);
+        let (store, mut error) = match Store::open(&path, max_bytes) {
+            Ok(store) => (Some(store), None),
+            Err(error) => {
+                tracing::warn!(%error, "moving the vector cache aside and starting a new one");
+                let aside = path.with_extension("lmdb.damaged");
+                let _ = std::fs::remove_dir_all(&aside);
+                let store = std::fs::rename(&path, &aside)
+                    .ok()
+                    .and_then(|()| Store::open(&path, max_bytes).ok());
+                (store, Some(error))
             }
-            Ok(bytes) if bytes.starts_with(&log.header) => {
-                let scanned = scan(&bytes[HEADER..], dimension, |tag, hash, payload| {
-                    cache.load(tag, hash, payload)
-                });
-                log.known_end = (HEADER + scanned.valid) as u64;
-                if let Some(reason) = scanned.damage {
-                    error = Some(CacheError::Corrupt {
-                        path: path.clone(),
-                        reason: format!(
-                            "at byte {}: {reason}; the {} vectors before it are kept",
-                            log.known_end,
-                            cache.len()
-                        ),
-                    });
-                }
-            }
-            Ok(bytes) if bytes.is_empty() => {}
-            Ok(bytes) => {
-                let reason = if bytes.len() >= HEADER && bytes.starts_with(MAGIC) {
-                    "written for another model or dimension"
-                } else {
-                    "not a Wayfinder vector cache"
-                };
-                error = Some(CacheError::Corrupt {
-                    path: path.clone(),
-                    reason: reason.into(),
-                });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                error = Some(CacheError::Read {
-                    path: path.clone(),
-                    message: e.to_string(),
-                })
-            }
+        };
+        let Some(store) = store else {
+            return (cache, error);
+        };
+        cache.store = Some(store);
+        if let Some(migration) = cache.migrate(&Self::legacy_file_in(dir, model_key)) {
+            error.get_or_insert(migration);
         }
-        cache.log = Some(Arc::new(Mutex::new(log)));
         (cache, error)
     }
 
-    /// Adds a record read from the file ([`scan`] has checked a vector's width); token vectors
-    /// that do not decode are skipped.
-    fn load(&mut self, tag: u8, hash: u128, payload: &[u8]) {
-        match tag {
-            VECTOR => {
-                self.vectors.insert(hash, decode_vector(payload));
+    /// Moves the records of an earlier version's log into the store, then removes the log.
+    fn migrate(&mut self, log: &Path) -> Option<CacheError> {
+        let bytes = match std::fs::read(log) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => {
+                return Some(CacheError::Read {
+                    path: log.to_path_buf(),
+                    message: e.to_string(),
+                })
             }
-            TOKENS => {
-                if let Ok((tokens, _)) = TokenVectors::decode(payload, self.dimension) {
-                    self.tokens.insert(hash, Arc::new(tokens));
-                }
+        };
+        let mut error = None;
+        if bytes.len() >= LOG_HEADER && bytes.starts_with(LOG_MAGIC) {
+            let scanned = scan(
+                &bytes[LOG_HEADER..],
+                self.dimension,
+                |tag, hash, payload| match tag {
+                    VECTOR => {
+                        self.insert(hash, decode_vector(payload), None);
+                    }
+                    TOKENS => {
+                        if let Ok((tokens, _)) = TokenVectors::decode(payload, self.dimension) {
+                            self.fresh_tokens.insert(hash, Arc::new(tokens));
+                            self.unsaved_records += 1;
+                        }
+                    }
+                    _ => {}
+                },
+            );
+            if let Some(reason) = scanned.damage {
+                error = Some(CacheError::Corrupt {
+                    path: log.to_path_buf(),
+                    reason: format!(
+                        "at byte {}: {reason}; the records before it were kept",
+                        LOG_HEADER + scanned.valid
+                    ),
+                });
             }
-            _ => {}
         }
+        let Some(save) = self.to_save() else {
+            return error;
+        };
+        match save.store.write(&save) {
+            Ok(()) => {
+                self.saved(&save);
+                let _ = std::fs::remove_file(log);
+                tracing::info!(
+                    from = %log.display(),
+                    to = %save.store.path.display(),
+                    records = save.records,
+                    "migrated the vector cache of an earlier version into the LMDB store, and removed its log"
+                );
+            }
+            Err(e) => {
+                error = Some(CacheError::Write {
+                    path: save.store.path.clone(),
+                    message: e.to_string(),
+                });
+                self.unsaved_again(save);
+            }
+        }
+        error
     }
 
-    pub fn len(&self) -> usize {
-        self.vectors.len()
+    fn stored<T>(
+        &self,
+        read: impl FnOnce(&Store, &heed::RoTxn<'_>) -> heed::Result<Option<T>>,
+    ) -> Option<T> {
+        let store = self.store.as_ref()?;
+        let txn = store.env.read_txn().ok()?;
+        read(store, &txn).ok().flatten()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.vectors.is_empty()
-    }
-
+    /// The text's vector. Reading does not count as a use: [`VectorCache::claim`], which every
+    /// indexing run asks for each of its texts first, does.
     pub fn get(&self, text_hash: u128) -> Option<Arc<[f32]>> {
-        self.vectors.get(&text_hash).cloned()
+        if let Some(vector) = self.fresh_vectors.get(&text_hash) {
+            return Some(Arc::clone(vector));
+        }
+        let key = key(self.model_key, text_hash);
+        let dimension = self.dimension;
+        self.stored(|store, txn| {
+            Ok(store
+                .vectors
+                .get(txn, &key)?
+                .filter(|bytes| bytes.len() == 4 * dimension)
+                .map(decode_vector))
+        })
     }
 
     pub fn tokens(&self, text_hash: u128) -> Option<Arc<TokenVectors>> {
-        self.tokens.get(&text_hash).cloned()
+        if let Some(tokens) = self.fresh_tokens.get(&text_hash) {
+            return Some(Arc::clone(tokens));
+        }
+        let key = key(self.model_key, text_hash);
+        let dimension = self.dimension;
+        self.stored(|store, txn| {
+            Ok(store
+                .tokens
+                .get(txn, &key)?
+                .and_then(|bytes| TokenVectors::decode(bytes, dimension).ok())
+                .map(|(tokens, _)| Arc::new(tokens)))
+        })
+    }
+
+    fn touch(&mut self, text_hash: u128) {
+        if self.store.is_some() && self.live.insert(text_hash) {
+            self.touched.insert(text_hash);
+        }
+    }
+
+    fn contains(&self, text_hash: u128, with_tokens: bool) -> bool {
+        let key = key(self.model_key, text_hash);
+        let vector = self.fresh_vectors.contains_key(&text_hash)
+            || self
+                .stored(|store, txn| Ok(store.vectors.get(txn, &key)?.map(drop)))
+                .is_some();
+        let tokens = !with_tokens
+            || self.fresh_tokens.contains_key(&text_hash)
+            || self
+                .stored(|store, txn| Ok(store.tokens.get(txn, &key)?.map(drop)))
+                .is_some();
+        vector && tokens
     }
 
     /// Adds a text's vector, and its token vectors when given.
@@ -193,50 +338,21 @@ impl VectorCache {
         if vector.len() != self.dimension {
             return;
         }
-        // A cache that is never written keeps no records to save.
-        let persisted = self.log.is_some();
-        if !self.vectors.contains_key(&text_hash) && persisted {
-            let start = self.begin_record(VECTOR, text_hash);
-            for value in vector.iter() {
-                self.unsaved.extend_from_slice(&value.to_le_bytes());
-            }
-            self.end_record(start);
-        }
-        self.vectors.insert(text_hash, vector);
-        if let Some(tokens) = tokens {
-            if !self.tokens.contains_key(&text_hash) && persisted {
-                let start = self.begin_record(TOKENS, text_hash);
-                tokens.encode(&mut self.unsaved);
-                self.end_record(start);
-            }
-            self.tokens.insert(text_hash, tokens);
-        }
-        self.claimed.remove(&text_hash);
-    }
-
-    fn begin_record(&mut self, tag: u8, hash: u128) -> usize {
-        let start = self.unsaved.len();
-        self.unsaved.push(tag);
-        self.unsaved.extend_from_slice(&hash.to_le_bytes());
-        self.unsaved.extend_from_slice(&[0; 4]);
-        start
-    }
-
-    fn end_record(&mut self, start: usize) {
-        let payload = (self.unsaved.len() - start - RECORD_HEAD) as u32;
-        self.unsaved[start + RECORD_HEAD - 4..start + RECORD_HEAD]
-            .copy_from_slice(&payload.to_le_bytes());
-        let checksum = xxh3_64(&self.unsaved[start..]);
-        self.unsaved.extend_from_slice(&checksum.to_le_bytes());
+        self.fresh_vectors.insert(text_hash, vector);
         self.unsaved_records += 1;
+        if let Some(tokens) = tokens {
+            self.fresh_tokens.insert(text_hash, tokens);
+            self.unsaved_records += 1;
+        }
+        self.touch(text_hash);
+        self.claimed.remove(&text_hash);
     }
 
     /// Claims the text for the caller to embed, unless it is cached (with its token vectors
     /// when `with_tokens`) or someone else has claimed it.
     pub fn claim(&mut self, text_hash: u128, with_tokens: bool) -> Claim {
-        let cached = self.vectors.contains_key(&text_hash)
-            && (!with_tokens || self.tokens.contains_key(&text_hash));
-        if cached {
+        if self.contains(text_hash, with_tokens) {
+            self.touch(text_hash);
             Claim::Cached
         } else if self.claimed.insert(text_hash) {
             Claim::Claimed
@@ -250,127 +366,201 @@ impl VectorCache {
         self.claimed.remove(&text_hash);
     }
 
-    /// Records added since the last save.
+    /// Entries inserted since the last save.
     pub fn unsaved(&self) -> usize {
         self.unsaved_records
     }
 
-    /// Takes the records added since the last save, for [`CacheLog::append`] outside the
-    /// cache's lock, so searches and embedding do not wait on the disk.
-    fn take_unsaved(&mut self) -> Option<Unsaved> {
-        let log = Arc::clone(self.log.as_ref()?);
+    /// What the next save writes, copied (the entries stay readable until it is written).
+    fn to_save(&mut self) -> Option<ToSave> {
+        let store = self.store.clone()?;
         let records = std::mem::take(&mut self.unsaved_records);
-        Some(Unsaved {
-            log,
-            bytes: std::mem::take(&mut self.unsaved),
+        Some(ToSave {
+            store,
+            model_key: self.model_key,
+            vectors: self
+                .fresh_vectors
+                .iter()
+                .map(|(h, v)| (*h, Arc::clone(v)))
+                .collect(),
+            tokens: self
+                .fresh_tokens
+                .iter()
+                .map(|(h, t)| (*h, Arc::clone(t)))
+                .collect(),
+            touched: std::mem::take(&mut self.touched),
+            live: self.live.clone(),
             records,
         })
     }
 
-    /// Puts back records a save could not write, so the next save tries them again.
-    fn restore_unsaved(&mut self, unsaved: Unsaved) {
-        self.unsaved.extend_from_slice(&unsaved.bytes);
-        self.unsaved_records += unsaved.records;
+    /// Forgets the fresh entries a save wrote: the store answers for them now.
+    fn saved(&mut self, saved: &ToSave) {
+        for (hash, _) in &saved.vectors {
+            self.fresh_vectors.remove(hash);
+        }
+        for (hash, _) in &saved.tokens {
+            self.fresh_tokens.remove(hash);
+        }
+    }
+
+    /// Puts back what a save could not write, so the next save tries it again.
+    fn unsaved_again(&mut self, saved: ToSave) {
+        self.unsaved_records += saved.records;
+        self.touched.extend(saved.touched);
     }
 }
 
-struct Unsaved {
-    log: Arc<Mutex<CacheLog>>,
-    bytes: Vec<u8>,
+/// One save's entries, written outside the cache's lock.
+struct ToSave {
+    store: Store,
+    model_key: u64,
+    vectors: Vec<(u128, Arc<[f32]>)>,
+    tokens: Vec<(u128, Arc<TokenVectors>)>,
+    touched: HashSet<u128>,
+    live: HashSet<u128>,
     records: usize,
 }
 
-/// The cache file as one writer knows it.
-#[derive(Debug)]
-struct CacheLog {
-    path: PathBuf,
-    header: [u8; HEADER],
-    dimension: usize,
-    /// Where this writer last left the file valid: after its header and whole records.
-    known_end: u64,
-}
-
-impl CacheLog {
-    /// Appends whole records under an exclusive lock on the file, after checking what lies
-    /// past `known_end`: another writer's records are kept, a torn or damaged tail is cut.
-    /// The file is flushed to disk before the lock is released.
-    fn append(&mut self, records: &[u8]) -> Result<(), CacheError> {
-        let write_error = |e: std::io::Error| CacheError::Write {
-            path: self.path.clone(),
-            message: e.to_string(),
+impl Store {
+    fn open(path: &Path, max_bytes: u64) -> Result<Store, CacheError> {
+        let open_error = |message: String| CacheError::Open {
+            path: path.to_path_buf(),
+            message,
         };
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(write_error)?;
-        }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&self.path)
-            .map_err(write_error)?;
-        file.lock().map_err(write_error)?;
-        let end = self.valid_end(&mut file).map_err(write_error)?;
-        let result = (|| {
-            file.set_len(end)?;
-            file.seek(SeekFrom::Start(end))?;
-            if end == 0 {
-                file.write_all(&self.header)?;
+        std::fs::create_dir_all(path).map_err(|e| open_error(e.to_string()))?;
+        let canonical = path.canonicalize().map_err(|e| open_error(e.to_string()))?;
+        let mut open = OPEN
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let open = open.get_or_insert_with(HashMap::new);
+        open.retain(|_, environment| environment.strong_count() > 0);
+        let shared = match open.get(&canonical).and_then(std::sync::Weak::upgrade) {
+            Some(shared) => shared,
+            None => {
+                let shared = Arc::new(Environment::open(&canonical, max_bytes)?);
+                open.insert(canonical, Arc::downgrade(&shared));
+                shared
             }
-            file.write_all(records)?;
-            file.sync_data()?;
-            file.stream_position()
-        })();
-        match result {
-            Ok(new_end) => {
-                self.known_end = new_end;
-                Ok(())
-            }
-            Err(e) => Err(write_error(e)),
-        }
-    }
-
-    /// The end of the file's valid part: 0 when the header is not this cache's (a new file, or
-    /// one of an older format), else the end of the last whole record.
-    fn valid_end(&self, file: &mut File) -> std::io::Result<u64> {
-        let len = file.metadata()?.len();
-        let mut header = [0u8; HEADER];
-        if len < HEADER as u64 {
-            return Ok(0);
-        }
-        file.seek(SeekFrom::Start(0))?;
-        file.read_exact(&mut header)?;
-        if header != self.header {
-            return Ok(0);
-        }
-        // Past what this writer knows, or from the start if the file shrank under it.
-        let from = if (HEADER as u64..=len).contains(&self.known_end) {
-            self.known_end
-        } else {
-            HEADER as u64
         };
-        let mut tail = Vec::with_capacity((len - from) as usize);
-        file.seek(SeekFrom::Start(from))?;
-        file.read_to_end(&mut tail)?;
-        let scanned = scan(&tail, self.dimension, |_, _, _| {});
-        if let Some(reason) = scanned.damage {
-            tracing::warn!(
-                path = %self.path.display(),
-                at = from + scanned.valid as u64,
-                %reason,
-                "cutting a damaged tail off the vector cache"
-            );
-        }
-        Ok(from + scanned.valid as u64)
+        Ok(Store { shared, max_bytes })
     }
 }
 
-fn header(model_key: u64, dimension: usize) -> [u8; HEADER] {
-    let mut header = [0u8; HEADER];
-    header[..8].copy_from_slice(MAGIC);
-    header[8..16].copy_from_slice(&model_key.to_le_bytes());
-    header[16..].copy_from_slice(&(dimension as u32).to_le_bytes());
-    header
+impl Environment {
+    fn open(path: &Path, max_bytes: u64) -> Result<Environment, CacheError> {
+        let open_error = |message: String| CacheError::Open {
+            path: path.to_path_buf(),
+            message,
+        };
+        // The map is address space, not memory: room for the bound and the pages a prune frees
+        // before LMDB reuses them.
+        let map_size = usize::try_from(max_bytes.saturating_mul(2).max(64 << 20))
+            .unwrap_or(usize::MAX)
+            .next_multiple_of(page_size());
+        // SAFETY: the environment's files are only written through LMDB (by this process and
+        // others that open the folder with this code), which locks them itself; nothing
+        // truncates or rewrites them while mapped.
+        let env = unsafe {
+            EnvOpenOptions::new()
+                .map_size(map_size)
+                .max_dbs(3)
+                .open(path)
+        }
+        .map_err(|e| open_error(e.to_string()))?;
+        let mut txn = env.write_txn().map_err(|e| open_error(e.to_string()))?;
+        let mut database = |name: &str| {
+            env.create_database::<Bytes, Bytes>(&mut txn, Some(name))
+                .map_err(|e| open_error(e.to_string()))
+        };
+        let (vectors, tokens, used) =
+            (database("vectors")?, database("tokens")?, database("used")?);
+        txn.commit().map_err(|e| open_error(e.to_string()))?;
+        Ok(Environment {
+            path: path.to_path_buf(),
+            env,
+            vectors,
+            tokens,
+            used,
+        })
+    }
+}
+
+impl Store {
+    fn write(&self, save: &ToSave) -> heed::Result<()> {
+        let mut txn = self.env.write_txn()?;
+        let mut buffer = Vec::new();
+        for (hash, vector) in &save.vectors {
+            buffer.clear();
+            for value in vector.iter() {
+                buffer.extend_from_slice(&value.to_le_bytes());
+            }
+            self.vectors
+                .put(&mut txn, &key(save.model_key, *hash), &buffer)?;
+        }
+        for (hash, tokens) in &save.tokens {
+            buffer.clear();
+            tokens.encode(&mut buffer);
+            self.tokens
+                .put(&mut txn, &key(save.model_key, *hash), &buffer)?;
+        }
+        let stamp = now().to_be_bytes();
+        for hash in &save.touched {
+            self.used
+                .put(&mut txn, &key(save.model_key, *hash), &stamp)?;
+        }
+        txn.commit()
+    }
+
+    /// Bytes the store's pages hold.
+    fn used_bytes(&self) -> u64 {
+        self.env.non_free_pages_size().unwrap_or(0)
+    }
+
+    /// Removes the entries used longest ago, those of `live` aside, until the store holds at
+    /// most [`PRUNE_TO`] of its bound; how many it removed.
+    fn prune(&self, model_key: u64, live: &HashSet<u128>) -> heed::Result<usize> {
+        let target = (self.max_bytes as f64 * PRUNE_TO) as u64;
+        let txn = self.env.read_txn()?;
+        let mut entries: Vec<(u64, [u8; 24])> = self
+            .used
+            .iter(&txn)?
+            .filter_map(|entry| {
+                let (key, stamp) = entry.ok()?;
+                let key: [u8; 24] = key.try_into().ok()?;
+                let stamp = u64::from_be_bytes(stamp.try_into().ok()?);
+                Some((stamp, key))
+            })
+            .collect();
+        drop(txn);
+        entries.sort_unstable();
+        let kept = |key: &[u8; 24]| {
+            key[..8] == model_key.to_be_bytes()
+                && live.contains(&u128::from_be_bytes(key[8..].try_into().unwrap_or([0; 16])))
+        };
+        let mut removed = 0;
+        // In transactions of a few thousand entries, checking the size between them.
+        for chunk in entries.chunks(4096) {
+            if self.used_bytes() <= target {
+                break;
+            }
+            let mut txn = self.env.write_txn()?;
+            for (_, key) in chunk.iter().filter(|(_, key)| !kept(key)) {
+                self.vectors.delete(&mut txn, key)?;
+                self.tokens.delete(&mut txn, key)?;
+                self.used.delete(&mut txn, key)?;
+                removed += 1;
+            }
+            txn.commit()?;
+        }
+        Ok(removed)
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf reads a constant of the system.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size).unwrap_or(4096).max(4096)
 }
 
 fn decode_vector(payload: &[u8]) -> Arc<[f32]> {
@@ -428,30 +618,49 @@ fn damaged(valid: usize, reason: &str) -> Scanned {
     }
 }
 
-/// Appends the records `cache` holds unsaved when there are at least `at_least` of them (at
-/// least one): taken under the cache's lock, written outside it. Records that cannot be
-/// written go back to the cache for the next save. A poisoned cache lock saves nothing.
+/// Writes the entries `cache` holds unsaved when there are at least `at_least` of them (at
+/// least one): taken under the cache's lock, written outside it in one transaction, then
+/// pruned when the store outgrew its bound. Entries that cannot be written stay unsaved for
+/// the next save. A poisoned cache lock saves nothing.
 pub fn save_unsaved(cache: &Mutex<VectorCache>, at_least: usize) -> Result<(), CacheError> {
-    let unsaved = match cache.lock() {
-        Ok(mut cache) if cache.unsaved() >= at_least.max(1) => cache.take_unsaved(),
+    let save = match cache.lock() {
+        Ok(mut cache) if cache.unsaved() >= at_least.max(1) => cache.to_save(),
         _ => None,
     };
-    let Some(unsaved) = unsaved else {
+    let Some(save) = save else {
         return Ok(());
     };
-    // A writer that panicked left `known_end` at worst stale, and `append` checks what lies
-    // past it anyway.
-    let result = unsaved
-        .log
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .append(&unsaved.bytes);
-    if result.is_err() {
-        if let Ok(mut cache) = cache.lock() {
-            cache.restore_unsaved(unsaved);
+    let store = save.store.clone();
+    let write_error = |e: heed::Error| CacheError::Write {
+        path: store.path.clone(),
+        message: e.to_string(),
+    };
+    match store.write(&save) {
+        Ok(()) => {
+            if let Ok(mut cache) = cache.lock() {
+                cache.saved(&save);
+            }
+        }
+        Err(e) => {
+            if let Ok(mut cache) = cache.lock() {
+                cache.unsaved_again(save);
+            }
+            return Err(write_error(e));
         }
     }
-    result
+    if store.used_bytes() > store.max_bytes {
+        let removed = store
+            .prune(save.model_key, &save.live)
+            .map_err(write_error)?;
+        tracing::info!(
+            path = %store.path.display(),
+            removed,
+            bytes = store.used_bytes(),
+            max_bytes = store.max_bytes,
+            "pruned the vector cache: the entries used longest ago, by no catalog served now"
+        );
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to a temporary file beside `path`, flushes it to disk and renames it over
@@ -488,26 +697,22 @@ mod tests {
         dir
     }
 
-    fn open(dir: &Path) -> VectorCache {
-        let (cache, error) = VectorCache::open(dir, 7, 3);
+    fn open(dir: &Path, model: u64) -> VectorCache {
+        let (cache, error) = VectorCache::open(dir, model, 3, 1 << 30);
         assert!(error.is_none(), "{error:?}");
         cache
     }
 
-    fn save(cache: VectorCache) {
-        save_unsaved(&Mutex::new(cache), 1).unwrap();
-    }
-
-    fn file_len(dir: &Path) -> u64 {
-        std::fs::metadata(VectorCache::file_in(dir, 7))
-            .unwrap()
-            .len()
+    fn save(cache: VectorCache) -> VectorCache {
+        let cache = Mutex::new(cache);
+        save_unsaved(&cache, 1).unwrap();
+        cache.into_inner().unwrap()
     }
 
     #[test]
-    fn saves_append_only_what_is_new_and_read_back() {
-        let dir = temp_dir("append");
-        let mut cache = open(&dir);
+    fn entries_are_read_back_by_key_from_any_handle() {
+        let dir = temp_dir("read-back");
+        let mut cache = open(&dir, 7);
         let tokens = Arc::new(TokenVectors::new(vec![5], [[0.0, 1.0, 0.0].as_slice()]));
         cache.insert(
             1,
@@ -521,126 +726,88 @@ mod tests {
             Claim::Claimed,
             "cached without its tokens"
         );
-        let cache = Mutex::new(cache);
-        save_unsaved(&cache, 1).unwrap();
-        let first = std::fs::read(VectorCache::file_in(&dir, 7)).unwrap();
+        assert_eq!(cache.claim(3, false), Claim::Claimed);
+        assert_eq!(cache.claim(3, false), Claim::Pending);
+        // Another handle on the folder (another process, or the CLI) sees what was saved.
+        let other = open(&dir, 7);
+        assert!(other.get(1).is_none(), "nothing saved yet");
+        let cache = save(cache);
+        assert_eq!(cache.unsaved(), 0);
+        assert_eq!(&*other.get(1).unwrap(), &[0.5, 0.25, 1.0]);
+        drop((cache, other));
 
-        // A second save writes only the record added since, after the first save's bytes.
-        let mut cache = cache.into_inner().unwrap();
-        cache.insert(1, Arc::from(vec![9.0, 9.0, 9.0]), None);
-        cache.insert(3, Arc::from(vec![0.0, 0.0, 1.0]), None);
-        assert_eq!(
-            cache.unsaved(),
-            1,
-            "a text already cached is not saved again"
-        );
-        save(cache);
-        let second = std::fs::read(VectorCache::file_in(&dir, 7)).unwrap();
-        assert_eq!(&second[..first.len()], &first[..]);
-        assert_eq!(second.len() - first.len(), RECORD_HEAD + 12 + RECORD_TAIL);
-
-        let reopened = open(&dir);
-        assert_eq!(reopened.len(), 3);
-        assert_eq!(&*reopened.get(1).unwrap(), &[0.5, 0.25, 1.0]);
+        let reopened = open(&dir, 7);
+        assert_eq!(&*reopened.get(2).unwrap(), &[1.0, 0.0, 0.0]);
         assert_eq!(reopened.tokens(1), Some(tokens));
         assert_eq!(reopened.tokens(2), None);
-        assert!(
-            open(&dir).unsaved() == 0,
-            "what was read is not saved again"
-        );
-        let (other, error) = VectorCache::open(&dir, 8, 3);
-        assert!(
-            other.is_empty() && error.is_none(),
-            "another model, another file"
-        );
+        assert!(open(&dir, 8).get(1).is_none(), "another model's entries");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    #[test]
-    fn a_torn_tail_is_cut_and_damage_keeps_the_records_before_it() {
-        let dir = temp_dir("damage");
-        let mut cache = open(&dir);
-        for hash in 1..=3 {
-            cache.insert(hash, Arc::from(vec![hash as f32, 0.0, 0.0]), None);
+    /// A log of the earlier format, with `vectors` records.
+    fn legacy_log(model: u64, vectors: &[(u128, [f32; 3])]) -> Vec<u8> {
+        let mut bytes = LOG_MAGIC.to_vec();
+        bytes.extend_from_slice(&model.to_le_bytes());
+        bytes.extend_from_slice(&3u32.to_le_bytes());
+        for (hash, vector) in vectors {
+            let start = bytes.len();
+            bytes.push(VECTOR);
+            bytes.extend_from_slice(&hash.to_le_bytes());
+            bytes.extend_from_slice(&12u32.to_le_bytes());
+            for value in vector {
+                bytes.extend_from_slice(&value.to_le_bytes());
+            }
+            let checksum = xxh3_64(&bytes[start..]);
+            bytes.extend_from_slice(&checksum.to_le_bytes());
         }
-        save(cache);
-        let path = VectorCache::file_in(&dir, 7);
-        let whole = std::fs::read(&path).unwrap();
-        let record = RECORD_HEAD + 12 + RECORD_TAIL;
+        bytes
+    }
 
-        // A process killed while appending: the last record is cut short.
-        std::fs::write(&path, &whole[..whole.len() - 5]).unwrap();
-        let (mut cache, error) = VectorCache::open(&dir, 7, 3);
-        assert_eq!(cache.len(), 2);
-        assert!(error.unwrap().to_string().contains("cut short"));
-        cache.insert(4, Arc::from(vec![4.0, 0.0, 0.0]), None);
-        save(cache);
-        assert_eq!(
-            file_len(&dir),
-            (HEADER + 3 * record) as u64,
-            "the torn record is cut"
-        );
-        let reopened = open(&dir);
-        assert_eq!(reopened.len(), 3);
-        assert!(reopened.get(3).is_none() && reopened.get(4).is_some());
-
-        // A flipped byte in the second record: the first is kept, the rest rebuilt.
-        let mut damaged = std::fs::read(&path).unwrap();
-        damaged[HEADER + record + RECORD_HEAD + 1] ^= 0xff;
-        std::fs::write(&path, &damaged).unwrap();
-        let (mut cache, error) = VectorCache::open(&dir, 7, 3);
-        let error = error.unwrap().to_string();
-        assert!(
-            error.contains("checksum") && error.contains(&format!("at byte {}", HEADER + record)),
-            "{error}"
-        );
-        assert_eq!(cache.len(), 1);
-        cache.insert(2, Arc::from(vec![2.0, 0.0, 0.0]), None);
-        save(cache);
-        assert_eq!(
-            file_len(&dir),
-            (HEADER + 2 * record) as u64,
-            "the damage is cut"
-        );
-        assert_eq!(open(&dir).len(), 2);
-
-        std::fs::write(&path, b"not a cache at all").unwrap();
-        let (cache, error) = VectorCache::open(&dir, 7, 3);
-        assert!(cache.is_empty() && error.unwrap().to_string().contains("not a Wayfinder"));
-        std::fs::write(&path, OLDER_MAGICS[1]).unwrap();
-        let mut cache = open(&dir);
-        assert!(
-            cache.is_empty(),
-            "a cache of an older format is rebuilt, not an error"
-        );
-        cache.insert(5, Arc::from(vec![5.0, 0.0, 0.0]), None);
-        save(cache);
-        assert_eq!(open(&dir).len(), 1, "the older file was replaced");
+    #[test]
+    fn an_earlier_log_is_migrated_up_to_its_damage_and_removed() {
+        let dir = temp_dir("migrate");
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = VectorCache::legacy_file_in(&dir, 7);
+        let mut bytes = legacy_log(7, &[(1, [1.0, 0.0, 0.0]), (2, [0.0, 1.0, 0.0])]);
+        bytes.extend_from_slice(&[VECTOR, 9, 9]); // a torn record
+        std::fs::write(&log, &bytes).unwrap();
+        let (cache, error) = VectorCache::open(&dir, 7, 3, 1 << 30);
+        let error = error.expect("the damage is reported").to_string();
+        assert!(error.contains(&log.display().to_string()), "{error}");
+        assert_eq!(&*cache.get(2).unwrap(), &[0.0, 1.0, 0.0]);
+        assert!(!log.exists(), "the log is removed once migrated");
+        drop(cache);
+        assert_eq!(&*open(&dir, 7).get(1).unwrap(), &[1.0, 0.0, 0.0]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
-    fn writers_sharing_a_folder_keep_each_others_records() {
-        let dir = temp_dir("shared");
-        let (mut one, mut two) = (open(&dir), open(&dir));
-        one.insert(1, Arc::from(vec![1.0, 0.0, 0.0]), None);
-        two.insert(2, Arc::from(vec![0.0, 1.0, 0.0]), None);
-        let one = Mutex::new(one);
-        save_unsaved(&one, 1).unwrap();
-        save(two);
-        one.lock()
-            .unwrap()
-            .insert(3, Arc::from(vec![0.0, 0.0, 1.0]), None);
-        save_unsaved(&one, 1).unwrap();
-        let reopened = open(&dir);
-        assert_eq!(reopened.len(), 3);
-
-        let mut memory = VectorCache::in_memory(3);
-        memory.insert(9, Arc::from(vec![1.0, 0.0, 0.0]), None);
-        assert_eq!(
-            memory.unsaved(),
-            0,
-            "an in-memory cache keeps nothing to save"
+    fn a_store_past_its_bound_drops_what_no_live_catalog_used() {
+        let dir = temp_dir("prune");
+        let old: Vec<u128> = (1000..5000).collect();
+        let mut cache = open(&dir, 7);
+        for &hash in &old {
+            cache.insert(hash, Arc::from(vec![hash as f32, 0.0, 1.0]), None);
+        }
+        drop(save(cache));
+        // A later process with a bound the store is past: what it uses stays.
+        let bound = 256 << 10;
+        let (mut cache, error) = VectorCache::open(&dir, 7, 3, bound);
+        assert!(error.is_none(), "{error:?}");
+        assert_eq!(cache.claim(1000, false), Claim::Cached);
+        cache.insert(1, Arc::from(vec![1.0, 1.0, 1.0]), None);
+        let cache = save(cache);
+        let store = cache.store.clone().unwrap();
+        assert!(store.used_bytes() <= bound, "{} bytes", store.used_bytes());
+        assert!(
+            cache.get(1000).is_some() && cache.get(1).is_some(),
+            "used now: kept"
+        );
+        let left = old.iter().filter(|h| cache.get(**h).is_some()).count();
+        assert!(
+            left < old.len() / 2,
+            "{left} of {} old entries left",
+            old.len()
         );
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -87,6 +87,10 @@ pub struct EngineConfig {
     /// the machine's cores.
     #[serde(default = "default_workers")]
     pub query_sessions: usize,
+    /// Most bytes the vector cache's store holds; past it, the entries used longest ago by no
+    /// catalog of this process are removed.
+    #[serde(default = "default_cache_max_bytes")]
+    pub cache_max_bytes: u64,
     /// The key `__search` cursors are signed with; replicas given the same one accept each
     /// other's cursors. `None`: a random key of this process.
     #[serde(default)]
@@ -151,6 +155,11 @@ fn default_query_cache() -> usize {
     1024
 }
 
+/// 2 GiB: the vectors and token vectors of about forty schemas of github's size.
+pub fn default_cache_max_bytes() -> u64 {
+    2 << 30
+}
+
 pub(crate) fn available_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
@@ -174,6 +183,7 @@ impl EngineConfig {
             batch_size: default_batch_size(),
             query_cache: default_query_cache(),
             query_sessions: default_workers(),
+            cache_max_bytes: default_cache_max_bytes(),
             cursor_secret: None,
         }
     }

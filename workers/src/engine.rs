@@ -244,7 +244,7 @@ impl Engine {
             Ok((key, embedder)) => {
                 let dimension = embedder.dimension();
                 let (cache, warning) = match &config.cache_dir {
-                    Some(dir) => VectorCache::open(dir, key, dimension),
+                    Some(dir) => VectorCache::open(dir, key, dimension, config.cache_max_bytes),
                     None => (VectorCache::in_memory(dimension), None),
                 };
                 let warning = warning.map(|e| {

@@ -81,16 +81,21 @@ impl Router {
         let copy = dir.path().join("supergraph.graphql");
         std::fs::copy(supergraph, &copy).expect("copies the supergraph");
         let port = free_port();
-        let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wayfinder-cache");
+        // The test cache unless `index` names another.
+        let cache = if index.contains("cache_dir:") {
+            String::new()
+        } else {
+            let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wayfinder-cache");
+            format!("      cache_dir: {}\n", cache.display())
+        };
         let plugin = indent(plugin, 4);
         let index = indent(index, 6);
         let config = format!(
             "supergraph:\n  listen: 127.0.0.1:{port}\n  introspection: true\n\
              health_check:\n  enabled: false\n\
              homepage:\n  enabled: false\n\
-             plugins:\n  wayfinder.search:\n    index:\n      cache_dir: {cache}\n      workers: 1\n{index}\n{plugin}\n\
+             plugins:\n  wayfinder.search:\n    index:\n{cache}      workers: 1\n{index}\n{plugin}\n\
              {extra}\n",
-            cache = cache.display(),
         );
         let config_path = dir.path().join("router.yaml");
         std::fs::write(&config_path, config).expect("writes router.yaml");
@@ -121,6 +126,11 @@ impl Router {
 
     pub fn log(&self) -> String {
         self.process.log()
+    }
+
+    /// The router's resident memory now, in bytes.
+    pub fn rss_bytes(&self) -> u64 {
+        self.process.rss_bytes()
     }
 
     /// Waits up to two minutes until the router's log contains `line`.
