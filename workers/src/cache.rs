@@ -242,7 +242,7 @@ impl VectorCache {
                 });
             }
         }
-        let Some(save) = self.to_save() else {
+        let Some(save) = self.take_save() else {
             return error;
         };
         match save.store.write(&save) {
@@ -372,7 +372,7 @@ impl VectorCache {
     }
 
     /// What the next save writes, copied (the entries stay readable until it is written).
-    fn to_save(&mut self) -> Option<ToSave> {
+    fn take_save(&mut self) -> Option<ToSave> {
         let store = self.store.clone()?;
         let records = std::mem::take(&mut self.unsaved_records);
         Some(ToSave {
@@ -624,7 +624,7 @@ fn damaged(valid: usize, reason: &str) -> Scanned {
 /// the next save. A poisoned cache lock saves nothing.
 pub fn save_unsaved(cache: &Mutex<VectorCache>, at_least: usize) -> Result<(), CacheError> {
     let save = match cache.lock() {
-        Ok(mut cache) if cache.unsaved() >= at_least.max(1) => cache.to_save(),
+        Ok(mut cache) if cache.unsaved() >= at_least.max(1) => cache.take_save(),
         _ => None,
     };
     let Some(save) = save else {
