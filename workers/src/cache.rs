@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use heed::types::Bytes;
-use heed::{Database, Env, EnvOpenOptions};
+use heed::{Database, Env, EnvFlags, EnvOpenOptions};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::tokens::TokenVectors;
@@ -461,10 +461,13 @@ impl Environment {
         // SAFETY: the environment's files are only written through LMDB (by this process and
         // others that open the folder with this code), which locks them itself; nothing
         // truncates or rewrites them while mapped.
+        // No read-ahead: keys are read at random, and the kernel would otherwise map in the
+        // neighbouring pages (other schemas' entries) with each one.
         let env = unsafe {
             EnvOpenOptions::new()
                 .map_size(map_size)
                 .max_dbs(3)
+                .flags(EnvFlags::NO_READ_AHEAD)
                 .open(path)
         }
         .map_err(|e| open_error(e.to_string()))?;
