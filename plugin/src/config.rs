@@ -258,8 +258,9 @@ pub struct Index {
     pub cache_dir: Option<PathBuf>,
     /// Keep vectors in memory only (every start embeds the whole schema again).
     pub no_cache: bool,
-    /// Most bytes the vector cache's store (`<cache_dir>/vectors.lmdb`) holds; past it, the
-    /// entries used longest ago by no catalog this router serves are removed. Default 2 GiB.
+    /// Most bytes of pages the vector cache's store (`<cache_dir>/vectors.lmdb`, on a local
+    /// file system) has in use; past it, the entries used longest ago are removed, none used
+    /// in the last hour or by this router. Default 2 GiB.
     pub cache_max_bytes: Option<u64>,
     /// Embedding threads (at most the machine's cores). Default: the machine's cores.
     pub workers: Option<usize>,

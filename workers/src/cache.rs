@@ -4,18 +4,18 @@
 //! A restart or a reload embeds only texts it has never seen. The vectors live in an LMDB
 //! environment (`heed`) in the cache folder, `vectors.lmdb/`, read per key through a memory
 //! map: a process holds in memory only what it reads (the texts of the catalogs it serves), so
-//! its RSS does not depend on what else the folder holds, and several processes (replicas on
-//! one volume, the CLI beside the router) read and write one folder at once, LMDB serialising
-//! the writers. Why LMDB: the whole-file log before it was read whole at every start (1.1 GB
+//! its RSS does not depend on what else the folder holds, and several processes on one host
+//! (the CLI beside the router) read and write one folder at once, LMDB serialising the writers
+//! (it needs a local file system). Why LMDB: the whole-file log before it was read whole at every start (1.1 GB
 //! for a folder that had held three schemas, all of it resident); LMDB reads a key in a few
 //! microseconds without a copy, writes in transactions that a killed process cannot tear, and
 //! needs no compaction of its own.
 //!
 //! Flow: the indexer claims the texts it must embed ([`VectorCache::claim`]), inserts their
-//! vectors, and [`save_unsaved`] writes them in one transaction, outside the cache's lock; keys
-//! read or written are stamped with the time of their last use, and when the folder's store
-//! grows past its bound (`cache_max_bytes`) the entries used longest ago that no catalog of
-//! this process used are removed first. A folder written by an earlier version (one
+//! vectors, and [`save_unsaved`] writes them in one transaction, outside the cache's lock, with
+//! a time stamp for every key claimed or written since the last save; when the store grows
+//! past its bound (`cache_max_bytes`, the pages in use) the entries stamped longest ago are
+//! removed first, none that any process used in the last hour or that this process used. A folder written by an earlier version (one
 //! `vectors-<model key>.bin` log per model) is migrated on first open, and the log removed.
 //!
 //! Keys: model key u64 then text hash u128, big endian. Values: `dimension` f32 little endian
@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use heed::types::Bytes;
-use heed::{Database, Env, EnvFlags, EnvOpenOptions};
+use heed::{Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::tokens::TokenVectors;
@@ -39,6 +39,16 @@ const STORE_DIR: &str = "vectors.lmdb";
 /// After a prune the store holds at most this share of its bound: room for a few indexing
 /// runs before the next.
 const PRUNE_TO: f64 = 0.8;
+/// Entries any process used more recently than this are never pruned: an indexing run that
+/// found a text cached reads it minutes later, and another process may prune meanwhile.
+const PRUNE_GRACE_SECONDS: u64 = 3600;
+/// The map is address space, not memory or disk (the file grows only as it is written): one
+/// size for every process on a folder, so that none outgrows another's map, and far above any
+/// bound, so that a save does not find it full.
+const MAP_SIZE: usize = 256 << 30;
+/// Read slots, shared by every process on the folder (LMDB's default, 126, is few for the
+/// threads of a router and a CLI beside it).
+const MAX_READERS: u32 = 1024;
 
 /// The log format of earlier versions, read once to migrate it.
 const LOG_MAGIC: &[u8; 8] = b"WFVEC\x00\x00\x03";
@@ -72,7 +82,7 @@ struct Store {
 /// handles share it ([`OPEN`]).
 struct Environment {
     path: PathBuf,
-    env: Env,
+    env: Env<WithoutTls>,
     vectors: Database<Bytes, Bytes>,
     tokens: Database<Bytes, Bytes>,
     used: Database<Bytes, Bytes>,
@@ -182,6 +192,8 @@ impl VectorCache {
         let path = Self::store_in(dir);
         let (store, mut error) = match Store::open(&path, max_bytes) {
             Ok(store) => (Some(store), None),
+            // Anything else (a lock, the disk, the system) may pass: the store is kept.
+            Err(error) if !matches!(error, CacheError::Corrupt { .. }) => (None, Some(error)),
             Err(error) => {
                 tracing::warn!(%error, "moving the vector cache aside and starting a new one");
                 let aside = path.with_extension("lmdb.damaged");
@@ -269,10 +281,16 @@ impl VectorCache {
 
     fn stored<T>(
         &self,
-        read: impl FnOnce(&Store, &heed::RoTxn<'_>) -> heed::Result<Option<T>>,
+        read: impl FnOnce(&Store, &heed::RoTxn<'_, WithoutTls>) -> heed::Result<Option<T>>,
     ) -> Option<T> {
         let store = self.store.as_ref()?;
-        let txn = store.env.read_txn().ok()?;
+        let txn = match store.env.read_txn() {
+            Ok(txn) => txn,
+            Err(error) => {
+                tracing::warn!(path = %store.path.display(), %error, "cannot read the vector cache");
+                return None;
+            }
+        };
         read(store, &txn).ok().flatten()
     }
 
@@ -308,8 +326,11 @@ impl VectorCache {
         })
     }
 
+    /// Stamps the key at the next save (every use, so that a long-running process keeps its
+    /// entries recent) and keeps it from this process's prunes.
     fn touch(&mut self, text_hash: u128) {
-        if self.store.is_some() && self.live.insert(text_hash) {
+        if self.store.is_some() {
+            self.live.insert(text_hash);
             self.touched.insert(text_hash);
         }
     }
@@ -366,9 +387,9 @@ impl VectorCache {
         self.claimed.remove(&text_hash);
     }
 
-    /// Entries inserted since the last save.
+    /// Entries inserted and uses stamped since the last save.
     pub fn unsaved(&self) -> usize {
-        self.unsaved_records
+        self.unsaved_records + self.touched.len()
     }
 
     /// What the next save writes, copied (the entries stay readable until it is written).
@@ -389,7 +410,6 @@ impl VectorCache {
                 .map(|(h, t)| (*h, Arc::clone(t)))
                 .collect(),
             touched: std::mem::take(&mut self.touched),
-            live: self.live.clone(),
             records,
         })
     }
@@ -418,7 +438,6 @@ struct ToSave {
     vectors: Vec<(u128, Arc<[f32]>)>,
     tokens: Vec<(u128, Arc<TokenVectors>)>,
     touched: HashSet<u128>,
-    live: HashSet<u128>,
     records: usize,
 }
 
@@ -438,7 +457,7 @@ impl Store {
         let shared = match open.get(&canonical).and_then(std::sync::Weak::upgrade) {
             Some(shared) => shared,
             None => {
-                let shared = Arc::new(Environment::open(&canonical, max_bytes)?);
+                let shared = Arc::new(Environment::open(&canonical)?);
                 open.insert(canonical, Arc::downgrade(&shared));
                 shared
             }
@@ -448,37 +467,54 @@ impl Store {
 }
 
 impl Environment {
-    fn open(path: &Path, max_bytes: u64) -> Result<Environment, CacheError> {
-        let open_error = |message: String| CacheError::Open {
-            path: path.to_path_buf(),
-            message,
+    fn open(path: &Path) -> Result<Environment, CacheError> {
+        let open_error = |error: heed::Error| match error {
+            heed::Error::Mdb(
+                heed::MdbError::Invalid
+                | heed::MdbError::Corrupted
+                | heed::MdbError::VersionMismatch,
+            ) => CacheError::Corrupt {
+                path: path.to_path_buf(),
+                reason: error.to_string(),
+            },
+            error => CacheError::Open {
+                path: path.to_path_buf(),
+                message: error.to_string(),
+            },
         };
-        // The map is address space, not memory: room for the bound and the pages a prune frees
-        // before LMDB reuses them.
-        let map_size = usize::try_from(max_bytes.saturating_mul(2).max(64 << 20))
-            .unwrap_or(usize::MAX)
-            .next_multiple_of(page_size());
-        // SAFETY: the environment's files are only written through LMDB (by this process and
-        // others that open the folder with this code), which locks them itself; nothing
-        // truncates or rewrites them while mapped.
+        let mut options = EnvOpenOptions::new().read_txn_without_tls();
+        options
+            .map_size(MAP_SIZE)
+            .max_dbs(3)
+            .max_readers(MAX_READERS);
         // No read-ahead: keys are read at random, and the kernel would otherwise map in the
         // neighbouring pages (other schemas' entries) with each one.
-        let env = unsafe {
-            EnvOpenOptions::new()
-                .map_size(map_size)
-                .max_dbs(3)
-                .flags(EnvFlags::NO_READ_AHEAD)
-                .open(path)
-        }
-        .map_err(|e| open_error(e.to_string()))?;
-        let mut txn = env.write_txn().map_err(|e| open_error(e.to_string()))?;
+        // SAFETY: the folder must be on a local file system (LMDB's locks do not hold across
+        // hosts), and its files are only written through LMDB, by this process and others that
+        // open it with this code, which lock them themselves; nothing truncates or rewrites them
+        // while they are mapped.
+        let mut attempts = 0;
+        let env = loop {
+            match unsafe { options.flags(EnvFlags::NO_READ_AHEAD).open(path) } {
+                // The last handle of this process on the folder is closing: heed has not
+                // forgotten it yet.
+                Err(heed::Error::EnvAlreadyOpened) if attempts < 50 => {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                result => break result.map_err(open_error)?,
+            }
+        };
+        // Slots of processes that died holding them.
+        let _ = env.clear_stale_readers();
+        let mut txn = env.write_txn().map_err(open_error)?;
         let mut database = |name: &str| {
             env.create_database::<Bytes, Bytes>(&mut txn, Some(name))
-                .map_err(|e| open_error(e.to_string()))
+                .map_err(open_error)
         };
         let (vectors, tokens, used) =
             (database("vectors")?, database("tokens")?, database("used")?);
-        txn.commit().map_err(|e| open_error(e.to_string()))?;
+        txn.commit().map_err(open_error)?;
         Ok(Environment {
             path: path.to_path_buf(),
             env,
@@ -520,10 +556,12 @@ impl Store {
         self.env.non_free_pages_size().unwrap_or(0)
     }
 
-    /// Removes the entries used longest ago, those of `live` aside, until the store holds at
-    /// most [`PRUNE_TO`] of its bound; how many it removed.
+    /// Removes the entries used longest ago (before [`PRUNE_GRACE_SECONDS`], and not by this
+    /// process: `live`) until the store holds at most [`PRUNE_TO`] of its bound; how many it
+    /// removed.
     fn prune(&self, model_key: u64, live: &HashSet<u128>) -> heed::Result<usize> {
         let target = (self.max_bytes as f64 * PRUNE_TO) as u64;
+        let recent = now().saturating_sub(PRUNE_GRACE_SECONDS);
         let txn = self.env.read_txn()?;
         let mut entries: Vec<(u64, [u8; 24])> = self
             .used
@@ -534,21 +572,24 @@ impl Store {
                 let stamp = u64::from_be_bytes(stamp.try_into().ok()?);
                 Some((stamp, key))
             })
+            .filter(|(stamp, key)| {
+                *stamp < recent
+                    && !(key[..8] == model_key.to_be_bytes()
+                        && live
+                            .contains(&u128::from_be_bytes(key[8..].try_into().unwrap_or([0; 16]))))
+            })
             .collect();
         drop(txn);
         entries.sort_unstable();
-        let kept = |key: &[u8; 24]| {
-            key[..8] == model_key.to_be_bytes()
-                && live.contains(&u128::from_be_bytes(key[8..].try_into().unwrap_or([0; 16])))
-        };
         let mut removed = 0;
-        // In transactions of a few thousand entries, checking the size between them.
-        for chunk in entries.chunks(4096) {
+        // A page frees only when all its entries go, so the size is checked often: a bigger
+        // step overshoots the target.
+        for chunk in entries.chunks(256) {
             if self.used_bytes() <= target {
                 break;
             }
             let mut txn = self.env.write_txn()?;
-            for (_, key) in chunk.iter().filter(|(_, key)| !kept(key)) {
+            for (_, key) in chunk {
                 self.vectors.delete(&mut txn, key)?;
                 self.tokens.delete(&mut txn, key)?;
                 self.used.delete(&mut txn, key)?;
@@ -558,12 +599,6 @@ impl Store {
         }
         Ok(removed)
     }
-}
-
-fn page_size() -> usize {
-    // SAFETY: sysconf reads a constant of the system.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).unwrap_or(4096).max(4096)
 }
 
 fn decode_vector(payload: &[u8]) -> Arc<[f32]> {
@@ -652,15 +687,14 @@ pub fn save_unsaved(cache: &Mutex<VectorCache>, at_least: usize) -> Result<(), C
         }
     }
     if store.used_bytes() > store.max_bytes {
-        let removed = store
-            .prune(save.model_key, &save.live)
-            .map_err(write_error)?;
+        let live = cache.lock().map(|c| c.live.clone()).unwrap_or_default();
+        let removed = store.prune(save.model_key, &live).map_err(write_error)?;
         tracing::info!(
             path = %store.path.display(),
             removed,
             bytes = store.used_bytes(),
             max_bytes = store.max_bytes,
-            "pruned the vector cache: the entries used longest ago, by no catalog served now"
+            "pruned the vector cache: the entries used longest ago, by no process in the last hour"
         );
     }
     Ok(())
@@ -792,7 +826,16 @@ mod tests {
         for &hash in &old {
             cache.insert(hash, Arc::from(vec![hash as f32, 0.0, 1.0]), None);
         }
-        drop(save(cache));
+        let cache = save(cache);
+        // Used two hours ago, past the grace.
+        let store = cache.store.clone().unwrap();
+        let mut txn = store.env.write_txn().unwrap();
+        for &hash in &old {
+            let stamp = (now() - 7200).to_be_bytes();
+            store.used.put(&mut txn, &key(7, hash), &stamp).unwrap();
+        }
+        txn.commit().unwrap();
+        drop((store, cache));
         // A later process with a bound the store is past: what it uses stays.
         let bound = 256 << 10;
         let (mut cache, error) = VectorCache::open(&dir, 7, 3, bound);

@@ -87,8 +87,8 @@ pub struct EngineConfig {
     /// the machine's cores.
     #[serde(default = "default_workers")]
     pub query_sessions: usize,
-    /// Most bytes the vector cache's store holds; past it, the entries used longest ago by no
-    /// catalog of this process are removed.
+    /// Most bytes of pages the vector cache's store has in use; past it, the entries used
+    /// longest ago are removed (none used in the last hour, nor by this process).
     #[serde(default = "default_cache_max_bytes")]
     pub cache_max_bytes: u64,
     /// The key `__search` cursors are signed with; replicas given the same one accept each
@@ -155,7 +155,7 @@ fn default_query_cache() -> usize {
     1024
 }
 
-/// 2 GiB: the vectors and token vectors of about forty schemas of github's size.
+/// 2 GiB: the vectors and token vectors of about eight schemas of github's size.
 pub fn default_cache_max_bytes() -> u64 {
     2 << 30
 }

@@ -706,6 +706,7 @@ impl Engine {
         let named = named_members(catalog, query, &visibility, &ranked);
         put_named_first(&mut ranked, &named);
 
+        let state = self.cursor_state(generation);
         let hits = ranked
             .into_iter()
             .filter(|(_, score)| *score >= min_score)
@@ -716,11 +717,7 @@ impl Engine {
                 member,
                 coordinate: catalog.member(member).coordinate.clone(),
                 score,
-                cursor: self.cursors.encode(
-                    self.cursor_state(generation),
-                    position as u32,
-                    fingerprint,
-                ),
+                cursor: self.cursors.encode(state, position as u32, fingerprint),
             })
             .collect::<Vec<_>>();
         merge.record("results", hits.len());

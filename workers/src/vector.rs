@@ -7,7 +7,7 @@
 //! Keys are view keys (coordinate hashes) rather than member ids, so a shard built for one
 //! catalog serves the next when its documents did not change, and a shard where few vectors
 //! changed is updated from a copy instead of built again.
-//! The f32 vectors stay beside the graph (a one-text view shares its vector with the cache):
+//! The f32 vectors stay beside the graph (read from the cache once, when the shard is made):
 //! ranking scores every view of a candidate exactly, without reading back from the graph.
 //!
 //! Vectors are added on one thread, in the order the documents list them: HNSW draws each
