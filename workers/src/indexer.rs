@@ -132,37 +132,61 @@ async fn build(
     let mut waiting = texts.clone();
     let mut embedded = 0;
     let mut lease = None;
-    loop {
-        let mut mine = Vec::new();
-        {
-            let mut cache = lock(&context.cache)?;
-            waiting.retain(
-                |text| match cache.claim(text.hash, with_tokens.contains(&text.hash)) {
-                    Claim::Cached => false,
-                    Claim::Pending => true,
-                    Claim::Claimed => {
-                        mine.push(*text);
-                        false
+    // A text found cached may be gone when it is read (another process on the cache folder
+    // pruned it meanwhile): such texts are claimed and embedded once more.
+    for attempt in 0..2 {
+        loop {
+            let mut mine = Vec::new();
+            {
+                let mut cache = lock(&context.cache)?;
+                waiting.retain(|text| {
+                    match cache.claim(text.hash, with_tokens.contains(&text.hash)) {
+                        Claim::Cached => false,
+                        Claim::Pending => true,
+                        Claim::Claimed => {
+                            mine.push(*text);
+                            false
+                        }
                     }
-                },
-            );
+                });
+            }
+            if !mine.is_empty() {
+                // Padding costs more than batch size saves.
+                mine.sort_by_key(|text| (text.text.len(), text.hash));
+                let claims = Claims {
+                    cache: &context.cache,
+                    texts: &mine,
+                };
+                // Held until the build ends: a build waiting on another's claims embeds again
+                // soon.
+                let workers = &lease.get_or_insert_with(|| context.pool.lease()).workers;
+                embed(&name, &context, workers, &mine, &with_tokens).await?;
+                drop(claims);
+                embedded += mine.len();
+            } else if waiting.is_empty() {
+                break;
+            } else {
+                tokio::time::sleep(CLAIM_POLL).await;
+            }
         }
-        if !mine.is_empty() {
-            // Padding costs more than batch size saves.
-            mine.sort_by_key(|text| (text.text.len(), text.hash));
-            let claims = Claims {
-                cache: &context.cache,
-                texts: &mine,
-            };
-            // Held until the build ends: a build waiting on another's claims embeds again soon.
-            let workers = &lease.get_or_insert_with(|| context.pool.lease()).workers;
-            embed(&name, &context, workers, &mine, &with_tokens).await?;
-            drop(claims);
-            embedded += mine.len();
-        } else if waiting.is_empty() {
-            break;
-        } else {
-            tokio::time::sleep(CLAIM_POLL).await;
+        if attempt == 0 {
+            let cache = lock(&context.cache)?;
+            waiting = texts
+                .iter()
+                .filter(|text| {
+                    cache.get(text.hash).is_none()
+                        || (with_tokens.contains(&text.hash) && cache.tokens(text.hash).is_none())
+                })
+                .copied()
+                .collect();
+            if waiting.is_empty() {
+                break;
+            }
+            tracing::warn!(
+                shard = %name,
+                texts = waiting.len(),
+                "texts found in the vector cache were gone when read; embedding them again"
+            );
         }
     }
 
