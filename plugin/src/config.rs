@@ -41,6 +41,10 @@ pub struct Cursors {
     /// it). Absent: a random key of this process, which other replicas refuse, so pagination
     /// behind a load balancer then needs sticky sessions.
     pub secret: Option<String>,
+    /// Secrets whose cursors are still accepted, though no longer signed with: to change
+    /// `secret` without breaking pagination, deploy the new one with the old one here, and
+    /// drop it once every replica runs the new one.
+    pub previous_secrets: Vec<String>,
 }
 
 impl Default for Config {
@@ -519,6 +523,13 @@ impl Config {
             .query_sessions
             .unwrap_or_else(wayfinder_workers::config::gateway_search_threads);
         config.cursor_secret = self.cursors.secret.clone().map(CursorSecret::new);
+        config.previous_cursor_secrets = self
+            .cursors
+            .previous_secrets
+            .iter()
+            .cloned()
+            .map(CursorSecret::new)
+            .collect();
         config
     }
 }

@@ -95,6 +95,9 @@ pub struct EngineConfig {
     /// other's cursors. `None`: a random key of this process.
     #[serde(default)]
     pub cursor_secret: Option<CursorSecret>,
+    /// Keys whose cursors are still accepted (not signed with): the secrets a rollout replaces.
+    #[serde(default)]
+    pub previous_cursor_secrets: Vec<CursorSecret>,
 }
 
 /// How much lower than the router's own threads the engine's threads (searches and indexing)
@@ -185,6 +188,7 @@ impl EngineConfig {
             query_sessions: default_workers(),
             cache_max_bytes: default_cache_max_bytes(),
             cursor_secret: None,
+            previous_cursor_secrets: Vec::new(),
         }
     }
 

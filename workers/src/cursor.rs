@@ -61,6 +61,9 @@ impl std::fmt::Debug for CursorSecret {
 #[derive(Clone)]
 pub struct CursorCodec {
     mac: Hmac<Sha256>,
+    /// Keys still accepted, not signed with: a rollout that changes the secret breaks no
+    /// agent's pagination.
+    previous: Vec<Hmac<Sha256>>,
 }
 
 impl std::fmt::Debug for CursorCodec {
@@ -75,6 +78,15 @@ impl CursorCodec {
         Self::with_key(secret.0.as_bytes())
     }
 
+    /// Also accepts cursors signed with `previous` secrets.
+    pub fn accepting(mut self, previous: &[CursorSecret]) -> Self {
+        self.previous = previous
+            .iter()
+            .map(|secret| Self::with_key(secret.0.as_bytes()).mac)
+            .collect();
+        self
+    }
+
     /// Signs with a random key of this process: only it accepts its cursors.
     pub fn of_this_process() -> Self {
         let key: [u8; 32] = rand::random();
@@ -85,6 +97,7 @@ impl CursorCodec {
         CursorCodec {
             // HMAC takes a key of any length.
             mac: Hmac::<Sha256>::new_from_slice(key).unwrap_or_else(|_| unreachable!()),
+            previous: Vec::new(),
         }
     }
 
@@ -122,10 +135,17 @@ impl CursorCodec {
         if bytes.len() != LENGTH || bytes[0] != VERSION {
             return Err(malformed());
         }
-        let mut mac = self.mac.clone();
-        mac.update(&bytes[..SIGNED]);
-        mac.verify_truncated_left(&bytes[SIGNED..])
-            .map_err(|_| malformed())?;
+        let signed_by = |key: &Hmac<Sha256>| {
+            let mut mac = key.clone();
+            mac.update(&bytes[..SIGNED]);
+            mac.verify_truncated_left(&bytes[SIGNED..]).is_ok()
+        };
+        if !std::iter::once(&self.mac)
+            .chain(&self.previous)
+            .any(signed_by)
+        {
+            return Err(malformed());
+        }
         let u64_at = |at: usize| {
             let mut word = [0u8; 8];
             word.copy_from_slice(&bytes[at..at + 8]);
@@ -190,5 +210,13 @@ mod tests {
             format!("{:?}", CursorSecret::new("fleet secret")),
             "CursorSecret(..)"
         );
+        // A rollout to a new secret that still accepts the old one.
+        let rotated = CursorCodec::new(&CursorSecret::new("new secret"))
+            .accepting(&[CursorSecret::new("fleet secret")]);
+        assert_eq!(rotated.decode(&cursor, 3, 77), Ok(10));
+        assert!(matches!(
+            codec.decode(&rotated.encode(3, 9, 77), 3, 77),
+            Err(CursorError::Malformed { .. })
+        ));
     }
 }

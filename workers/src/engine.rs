@@ -340,7 +340,7 @@ impl Engine {
             model_error,
             cache_warning,
             cursors: match &config.cursor_secret {
-                Some(secret) => CursorCodec::new(secret),
+                Some(secret) => CursorCodec::new(secret).accepting(&config.previous_cursor_secrets),
                 None => {
                     tracing::warn!(
                         "no cursors.secret: __search cursors are signed with a key of this \
