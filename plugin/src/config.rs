@@ -395,6 +395,12 @@ impl Config {
         if self.index.query_sessions == Some(0) {
             return Err(invalid("index.query_sessions", "must be at least 1"));
         }
+        if self.cursors.secret.is_none() && !self.cursors.previous_secrets.is_empty() {
+            return Err(invalid(
+                "cursors.previous_secrets",
+                "needs cursors.secret, the secret that replaces them",
+            ));
+        }
         if self.cursors.secret.as_ref().is_some_and(|s| s.len() < 16) {
             return Err(invalid(
                 "cursors.secret",
@@ -550,6 +556,10 @@ mod tests {
             (
                 serde_json::json!({ "cursors": { "secret": "short" } }),
                 "cursors.secret",
+            ),
+            (
+                serde_json::json!({ "cursors": { "previous_secrets": ["an-older-fleet-secret"] } }),
+                "cursors.previous_secrets",
             ),
             (
                 serde_json::json!({ "limits": { "parser_max_tokens": 0 } }),
