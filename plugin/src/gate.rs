@@ -146,6 +146,14 @@ impl Gate {
         }
     }
 
+    /// `query` (which [`Gate::verdict`] allowed) parsed again, for what its verdict does not
+    /// keep: its variables' values and its data are checked per request.
+    fn document(&self, query: &str) -> Result<ExecutableDocument, RequestError> {
+        ExecutableDocument::parse(&self.semantic.schema, query, operation::SOURCE_NAME).map_err(
+            |invalid| RequestError::new(Code::ValidationFailed, invalid.errors.to_string()),
+        )
+    }
+
     /// Coerces the variables of the operation `operation_name` selects against the contract, so
     /// that no hidden input field or enum value passes as a variable's value. `query` must have
     /// been allowed by [`Gate::verdict`].
@@ -155,10 +163,7 @@ impl Gate {
         operation_name: Option<&str>,
         variables: &JsonMap,
     ) -> Result<(), RequestError> {
-        let document = ExecutableDocument::parse(&self.semantic.schema, query, "query.graphql")
-            .map_err(|invalid| {
-                RequestError::new(Code::ValidationFailed, invalid.errors.to_string())
-            })?;
+        let document = self.document(query)?;
         let operation = document
             .operations
             .get(operation_name)
@@ -173,8 +178,7 @@ impl Gate {
     /// [`Gate::verdict`] allowed); a null in a non-null place propagates to the nearest
     /// nullable one, as GraphQL's completion does.
     pub fn scrub(&self, query: &str, operation_name: Option<&str>, data: &mut Value) {
-        let Ok(document) = ExecutableDocument::parse(&self.semantic.schema, query, "query.graphql")
-        else {
+        let Ok(document) = self.document(query) else {
             return;
         };
         let Ok(operation) = document.operations.get(operation_name) else {

@@ -23,7 +23,7 @@ use crate::error::{Code, Refusal, RequestError};
 use crate::request::{JsonMap, DEFINITIONS, SEARCH};
 
 /// The file name the router gives an operation, which error messages may show.
-const SOURCE_NAME: &str = "query.graphql";
+pub(crate) const SOURCE_NAME: &str = "query.graphql";
 
 /// The semantic-introspection additions (the RFC revision this plugin implements). `{query}`
 /// is replaced by the name of the schema's query root.
