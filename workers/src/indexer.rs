@@ -26,6 +26,7 @@ use crate::cache::{save_unsaved, Claim, VectorCache};
 use crate::document::{distinct_texts, Document, Text};
 use crate::pool::{EmbedPool, EmbedTexts, EmbedWorker};
 use crate::status::Progress;
+use crate::tokens::TokenVectors;
 use crate::vector::{ShardFile, VectorError, VectorShard};
 
 /// New vectors between two saves of the cache during a long run.
@@ -134,7 +135,8 @@ async fn build(
     let mut lease = None;
     // A text found cached may be gone when it is read (another process on the cache folder
     // pruned it meanwhile): such texts are claimed and embedded once more.
-    for attempt in 0..2 {
+    let mut attempt = 0;
+    let (entries, tokens) = loop {
         loop {
             let mut mine = Vec::new();
             {
@@ -169,47 +171,28 @@ async fn build(
                 tokio::time::sleep(CLAIM_POLL).await;
             }
         }
-        if attempt == 0 {
-            let cache = lock(&context.cache)?;
-            waiting = texts
-                .iter()
-                .filter(|text| {
-                    cache.get(text.hash).is_none()
-                        || (with_tokens.contains(&text.hash) && cache.tokens(text.hash).is_none())
-                })
-                .copied()
-                .collect();
-            if waiting.is_empty() {
-                break;
+        let read = read_entries(&*lock(&context.cache)?, documents, &message.members);
+        if read.missing.is_empty() || attempt > 0 {
+            if let Some(hash) = read.missing_vectors.first() {
+                let text = texts.iter().find(|t| t.hash == *hash).map(|t| &t.text);
+                return Err(format!("no vector for a view of {text:?}"));
             }
-            tracing::warn!(
-                shard = %name,
-                texts = waiting.len(),
-                "texts found in the vector cache were gone when read; embedding them again"
-            );
+            break (read.entries, read.tokens);
         }
-    }
-
+        attempt += 1;
+        waiting = texts
+            .iter()
+            .filter(|text| read.missing.contains(&text.hash))
+            .copied()
+            .collect();
+        tracing::warn!(
+            shard = %name,
+            texts = waiting.len(),
+            "texts found in the vector cache were gone when read; embedding them again"
+        );
+    };
     // The graph is built without the workers: they may stop meanwhile.
     drop(lease);
-    let (entries, tokens) = {
-        let cache = lock(&context.cache)?;
-        let mut entries: Vec<(u64, Arc<[f32]>)> = Vec::new();
-        let mut tokens = HashMap::new();
-        for &i in &message.members {
-            for view in &documents[i].views {
-                let vector = view
-                    .blend(|hash| cache.get(hash))
-                    .ok_or_else(|| format!("no vector for a view of {:?}", view.parts[0].text))?;
-                entries.push((view.key, vector));
-            }
-            let text = documents[i].text_view();
-            if let Some(text_tokens) = cache.tokens(text.parts[0].hash) {
-                tokens.insert(text.key, text_tokens);
-            }
-        }
-        (entries, tokens)
-    };
     let reused = texts.len().saturating_sub(embedded);
     let dimension = context.dimension;
     let previous = message.previous.clone();
@@ -239,6 +222,49 @@ async fn build(
         embedded,
         reused,
     })
+}
+
+/// A shard's view vectors and document-text token vectors, read from the cache, with the
+/// texts whose vector or token vectors it lacks.
+struct Read {
+    entries: Vec<(u64, Arc<[f32]>)>,
+    tokens: HashMap<u64, Arc<TokenVectors>>,
+    missing_vectors: Vec<u128>,
+    /// `missing_vectors` and the texts without their token vectors.
+    missing: HashSet<u128>,
+}
+
+fn read_entries(cache: &VectorCache, documents: &[Document], members: &[usize]) -> Read {
+    let mut read = Read {
+        entries: Vec::new(),
+        tokens: HashMap::new(),
+        missing_vectors: Vec::new(),
+        missing: HashSet::new(),
+    };
+    for &i in members {
+        for view in &documents[i].views {
+            match view.blend(|hash| cache.get(hash)) {
+                Some(vector) => read.entries.push((view.key, vector)),
+                None => read.missing_vectors.extend(
+                    view.parts
+                        .iter()
+                        .map(|part| part.hash)
+                        .filter(|hash| cache.get(*hash).is_none()),
+                ),
+            }
+        }
+        let text = documents[i].text_view();
+        match cache.tokens(text.parts[0].hash) {
+            Some(text_tokens) => {
+                read.tokens.insert(text.key, text_tokens);
+            }
+            None => {
+                read.missing.insert(text.parts[0].hash);
+            }
+        }
+    }
+    read.missing.extend(read.missing_vectors.iter().copied());
+    read
 }
 
 /// The shard holding `entries`, and how its graph came to be: loaded from the graph saved
