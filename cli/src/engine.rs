@@ -12,7 +12,9 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
 use wayfinder_workers::eval::{evaluate, read_questions, score, EvalReport, Metrics};
-use wayfinder_workers::{Engine, EngineConfig, Fusion, IndexReport, Pooling, SearchRequest};
+use wayfinder_workers::{
+    Engine, EngineConfig, Fusion, IndexReport, Pooling, RedisConfig, SearchRequest,
+};
 
 /// Where the model, runtime and cache live, and how many threads embed.
 #[derive(Args, Clone)]
@@ -30,6 +32,11 @@ pub struct EngineArgs {
     /// or `rrf:K`.
     #[arg(long, value_parser = parse_fusion)]
     fusion: Option<Fusion>,
+    /// A fleet's shared vector store (`redis://[user:password@]host:port`), as the router's
+    /// `index.redis`: vectors another process embedded are taken from it, new ones written.
+    /// Namespace `wayfinder`, TTL 30 days, timeout 500 ms; indexing goes on without it.
+    #[arg(long, value_name = "URL")]
+    redis: Option<String>,
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -101,6 +108,10 @@ impl EngineArgs {
         if self.no_cache {
             config.cache_dir = None;
         }
+        config.redis = self
+            .redis
+            .as_ref()
+            .map(|url| RedisConfig::at(vec![url.clone()]));
         config
     }
 }
@@ -173,7 +184,10 @@ pub fn index(schema: &Path, args: &EngineArgs) -> anyhow::Result<()> {
         report.shards, report.shards_rebuilt
     );
     println!("embedded now   {}", report.embedded);
-    println!("from cache     {}", report.reused);
+    println!("from cache     {}", report.reused - report.from_redis);
+    if args.redis.is_some() {
+        println!("from Redis     {}", report.from_redis);
+    }
     println!("lexical ready  {:.2} s", indexed.lexical_seconds);
     println!("seconds        {:.2}", report.seconds);
     println!("texts/s        {:.1}", report.texts_per_second());

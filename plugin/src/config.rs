@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use wayfinder_supergraph::ContractFilter;
 use wayfinder_workers::cursor::CursorSecret;
-use wayfinder_workers::{Admission, EngineConfig, ModelConfig, Overload, Pooling};
+use wayfinder_workers::{Admission, EngineConfig, ModelConfig, Overload, Pooling, RedisConfig};
 
 /// Semantic introspection (`__search` and `__definitions`) answered at the gateway.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -275,6 +275,81 @@ pub struct Index {
     pub query_sessions: Option<usize>,
     /// Another ONNX sentence-embedding model. Default: all-MiniLM-L6-v2 from `home`.
     pub model: Option<Model>,
+    /// The fleet's shared vector store: replicas take from it what another replica embedded,
+    /// write what they embed, and split the texts no replica has embedded yet. The local cache
+    /// stays the first level; without Redis (down, slow, flushed), indexing goes on from it and
+    /// the model, and no request depends on Redis. Default: none.
+    pub redis: Option<Redis>,
+}
+
+/// Redis for the fleet's shared vector store, with the keys and meanings of the router's own
+/// Redis caches.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Redis {
+    /// `redis://`, `rediss://` (TLS), `redis-cluster://` or `redis-sentinel://` URLs; several
+    /// are the nodes of one cluster.
+    pub urls: Vec<String>,
+    /// Redis username if not given in the URLs; takes precedence over the URL's.
+    #[serde(default)]
+    pub username: Option<String>,
+    /// Redis password if not given in the URLs; takes precedence over the URL's. Logs show
+    /// URLs without it.
+    #[serde(default)]
+    pub password: Option<String>,
+    /// Prefix of every key (`<namespace>:vectors:…`), so that deployments can share a Redis.
+    #[serde(default = "default_redis_namespace")]
+    pub namespace: String,
+    /// Entries not read for this long expire, e.g. `30d`. Reading an entry restarts its TTL.
+    /// Default: `30d`.
+    #[serde(default = "default_redis_ttl", with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub ttl: Duration,
+    /// Longest wait for one Redis command; past it the command counts as a miss and Redis is
+    /// left alone for a few seconds. Default: `500ms`.
+    #[serde(default = "default_redis_timeout", with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub timeout: Duration,
+    /// TLS beyond what a `rediss://` URL gives (the system's roots).
+    #[serde(default)]
+    pub tls: Option<RedisTls>,
+    /// Refuse to start when Redis cannot be reached at start. Default `false`: start without
+    /// it, log, and keep trying.
+    #[serde(default)]
+    pub required_to_start: bool,
+}
+
+/// TLS towards Redis, as the router's `tls.subgraph` client settings.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RedisTls {
+    /// PEM certificates of the authorities to trust instead of the system's.
+    #[serde(default)]
+    pub certificate_authorities: Option<String>,
+    /// A client certificate.
+    #[serde(default)]
+    pub client_authentication: Option<ClientAuthentication>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClientAuthentication {
+    /// PEM certificate chain.
+    pub certificate_chain: String,
+    /// PEM private key.
+    pub key: String,
+}
+
+fn default_redis_namespace() -> String {
+    RedisConfig::DEFAULT_NAMESPACE.into()
+}
+
+fn default_redis_ttl() -> Duration {
+    RedisConfig::DEFAULT_TTL
+}
+
+fn default_redis_timeout() -> Duration {
+    RedisConfig::DEFAULT_TIMEOUT
 }
 
 impl Default for Index {
@@ -289,6 +364,7 @@ impl Default for Index {
             workers: None,
             query_sessions: None,
             model: None,
+            redis: None,
         }
     }
 }
@@ -391,6 +467,17 @@ impl Config {
                 "index.cache_max_bytes",
                 "must be at least 1 MiB (1048576)",
             ));
+        }
+        if let Some(redis) = &self.index.redis {
+            if redis.urls.is_empty() {
+                return Err(invalid("index.redis.urls", "must name at least one Redis"));
+            }
+            if redis.timeout.is_zero() {
+                return Err(invalid("index.redis.timeout", "must be longer than 0"));
+            }
+            if redis.ttl < Duration::from_secs(1) {
+                return Err(invalid("index.redis.ttl", "must be at least 1s"));
+            }
         }
         if self.index.query_sessions == Some(0) {
             return Err(invalid("index.query_sessions", "must be at least 1"));
@@ -536,6 +623,26 @@ impl Config {
             .cloned()
             .map(CursorSecret::new)
             .collect();
+        config.redis = index.redis.as_ref().map(|redis| RedisConfig {
+            urls: redis.urls.clone(),
+            username: redis.username.clone(),
+            password: redis.password.clone(),
+            namespace: redis.namespace.clone(),
+            ttl: Some(redis.ttl),
+            timeout: redis.timeout,
+            tls: redis.tls.as_ref().map(|tls| wayfinder_workers::RedisTls {
+                certificate_authorities: tls.certificate_authorities.clone(),
+                client_certificate_chain: tls
+                    .client_authentication
+                    .as_ref()
+                    .map(|auth| auth.certificate_chain.clone()),
+                client_key: tls
+                    .client_authentication
+                    .as_ref()
+                    .map(|auth| auth.key.clone()),
+            }),
+            required_to_start: redis.required_to_start,
+        });
         config
     }
 }

@@ -8,6 +8,9 @@
 //! - `wayfinder.index.generation`: the generation answering searches.
 //! - `wayfinder.index.documents` (by `mode`): documents in that generation.
 //! - `wayfinder.index.texts_pending`: texts the indexing run under way still has to embed.
+//! - `wayfinder.cache.redis.hits`, `.misses`, `.invalid`, `.errors`, `.written` (counters),
+//!   `wayfinder.cache.redis.read` (counter, bytes): what the fleet's shared store answered
+//!   the indexing runs, with `index.redis` set.
 //!
 //! The gauges are read from the process's engine ([`crate::runtime`]) at each collection.
 //!
@@ -129,4 +132,25 @@ pub fn register_gauges() {
             }
         })
         .build();
+    type Count = fn(&wayfinder_workers::RedisCounts) -> u64;
+    let counters: [(&'static str, &'static str, &'static str, Count); 6] = [
+        ("wayfinder.cache.redis.hits", "Texts whose vectors the shared store had", "{text}", |c| c.hits),
+        ("wayfinder.cache.redis.misses", "Texts whose vectors the shared store lacked or could not be asked for", "{text}", |c| c.misses),
+        ("wayfinder.cache.redis.invalid", "Shared-store records that failed their check (embedded again)", "{record}", |c| c.invalid),
+        ("wayfinder.cache.redis.errors", "Shared-store commands that failed or timed out", "{command}", |c| c.errors),
+        ("wayfinder.cache.redis.written", "Vectors written to the shared store", "{record}", |c| c.written),
+        ("wayfinder.cache.redis.read", "Bytes read from the shared store", "By", |c| c.bytes_read),
+    ];
+    for (name, description, unit, count) in counters {
+        meter
+            .u64_observable_counter(name)
+            .with_description(description)
+            .with_unit(unit)
+            .with_callback(move |counter| {
+                if let Some(counts) = current().then(runtime::redis_counts).flatten() {
+                    counter.observe(count(&counts), &[]);
+                }
+            })
+            .build();
+    }
 }

@@ -84,3 +84,9 @@ pub fn progress() -> Option<(usize, usize)> {
     let (embedded, to_embed, _) = engine()?.progress();
     Some((embedded, to_embed))
 }
+
+/// What the fleet's shared store has answered since the engine started, if it has one (for
+/// the Redis counters).
+pub fn redis_counts() -> Option<wayfinder_workers::RedisCounts> {
+    engine()?.redis_counts()
+}

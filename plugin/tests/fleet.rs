@@ -1,12 +1,22 @@
-//! A fleet of real `wayfinder-router` processes on the spotify showcase supergraph: replicas
-//! given the same `cursors.secret` accept each other's `__search` cursors and give the same
-//! next page; a replica with another key refuses them, saying why; a replica serving another
-//! supergraph says the cursor is stale.
+//! A fleet of real `wayfinder-router` processes on the spotify showcase supergraph:
+//! - replicas given the same `cursors.secret` accept each other's `__search` cursors and give
+//!   the same next page; a replica with another key refuses them, saying why; a replica serving
+//!   another supergraph says the cursor is stale;
+//! - with a real `redis-server` as the shared store (each replica with its own empty local
+//!   cache), a new replica embeds nothing and ranks as the first did; a damaged record is
+//!   embedded again, never served; replicas started together split the texts; and Redis away
+//!   at start, stalled, killed or flushed fails no request.
 
 mod support;
 
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
 use serde_json::{json, Value};
 use support::Router;
+use wayfinder_tests::redis::RedisServer;
 
 const SECRET: &str = "a-fleet-secret-for-tests-only";
 
@@ -109,4 +119,235 @@ async fn replicas_with_one_secret_accept_each_others_cursors() {
             .is_some_and(|m| m.contains("another state of the schema index")),
         "{message}"
     );
+}
+
+/// A replica sharing vectors through `redis`, with `cache` as its local store.
+async fn shared_replica(redis_url: &str, cache: &Path) -> Router {
+    let index = format!(
+        "cache_dir: {}\nredis:\n  urls: [\"{redis_url}\"]",
+        cache.display()
+    );
+    Router::start_indexing(
+        &support::spotify_supergraph(),
+        &index,
+        &format!("cursors:\n  secret: {SECRET}"),
+        "",
+    )
+    .await
+}
+
+/// The fields of the router's `index ready` log lines, in order.
+fn index_ready(router: &Router) -> Vec<Value> {
+    router
+        .log()
+        .lines()
+        .filter(|line| line.contains("index ready"))
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+fn count(line: &Value, field: &str) -> u64 {
+    line[field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{field} in {line}"))
+}
+
+/// Waits until the router has logged `n` `index ready` lines; the last.
+async fn indexed(router: &Router, n: usize) -> Value {
+    for _ in 0..1200 {
+        if let Some(line) = index_ready(router).get(n - 1) {
+            return line.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no index ready #{n}:\n{}", router.log());
+}
+
+/// 50 questions: this project's own spotify sets, then the schema's one-line descriptions.
+fn fifty_questions() -> Vec<String> {
+    let mut questions: Vec<String> = ["spotify-actions", "spotify-reads"]
+        .iter()
+        .flat_map(|set| {
+            let path = wayfinder_tests::repo_path(&format!("bench/questions/{set}.jsonl"));
+            std::fs::read_to_string(path).expect("the question set")
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .filter_map(|q| q["query"].as_str().map(str::to_string))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let schema = std::fs::read_to_string(support::spotify_supergraph()).expect("the supergraph");
+    questions.extend(
+        schema
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("\"\"\"")?.strip_suffix("\"\"\""))
+            .filter(|text| text.len() > 12)
+            .map(str::to_string),
+    );
+    questions.dedup();
+    questions.truncate(50);
+    assert_eq!(questions.len(), 50);
+    questions
+}
+
+async fn ranking(router: &Router, questions: &[String]) -> Vec<Vec<String>> {
+    let mut pages = Vec::new();
+    for q in questions {
+        let page = router
+            .query(
+                "query($q: String!) { __search(query: $q, first: 10) { coordinate } }",
+                json!({ "q": q }),
+                &[],
+            )
+            .await;
+        pages.push(coordinates(&page));
+    }
+    pages
+}
+
+#[tokio::test]
+async fn a_new_replica_takes_every_vector_from_redis_and_ranks_alike() {
+    let redis = RedisServer::start();
+    let caches: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let questions = fifty_questions();
+
+    let a = shared_replica(&redis.url(), caches[0].path()).await;
+    let cold = indexed(&a, 1).await;
+    assert!(count(&cold, "embedded") > 1000, "A indexes cold: {cold}");
+    assert_eq!(count(&cold, "from_redis"), 0, "{cold}");
+    let records = redis.keys("wayfinder:vectors:*");
+    assert_eq!(records.len() as u64, count(&cold, "embedded"), "A wrote what it embedded");
+    let from_a = ranking(&a, &questions).await;
+    assert!(from_a.iter().all(|page| page.len() == 10));
+
+    let b = shared_replica(&redis.url(), caches[1].path()).await;
+    let ready = indexed(&b, 1).await;
+    assert_eq!(count(&ready, "embedded"), 0, "B embeds nothing: {ready}");
+    assert!(count(&ready, "from_redis") >= records.len() as u64, "{ready}");
+    assert_eq!(ready["generation"], cold["generation"]);
+    for (i, (page_b, page_a)) in ranking(&b, &questions).await.iter().zip(&from_a).enumerate() {
+        assert_eq!(page_b, page_a, "question {i}: {:?}", questions[i]);
+    }
+    drop(b);
+
+    // A damaged record (bytes inside the vector overwritten) fails its check: C embeds that
+    // one text again and writes it back, and ranks alike.
+    let damaged = &records[records.len() / 2];
+    assert_eq!(redis.cli(&["SETRANGE", damaged, "100", "not a float"]).parse::<u64>().is_ok(), true);
+    let before = redis.cli(&["GET", damaged]);
+    let c = shared_replica(&redis.url(), caches[2].path()).await;
+    let ready = indexed(&c, 1).await;
+    assert_eq!(count(&ready, "embedded"), 1, "C embeds the damaged text alone: {ready}");
+    assert!(c.log().contains("failed their check"), "{}", c.log());
+    assert_ne!(redis.cli(&["GET", damaged]), before, "the record is written again");
+    for (i, (page_c, page_a)) in ranking(&c, &questions).await.iter().zip(&from_a).enumerate() {
+        assert_eq!(page_c, page_a, "question {i}: {:?}", questions[i]);
+    }
+}
+
+#[tokio::test]
+async fn replicas_started_together_split_the_texts() {
+    let redis = RedisServer::start();
+    let caches: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let url = redis.url();
+    let (a, b) = tokio::join!(
+        shared_replica(&url, caches[0].path()),
+        shared_replica(&url, caches[1].path())
+    );
+    let (ready_a, ready_b) = (indexed(&a, 1).await, indexed(&b, 1).await);
+    let distinct = redis.keys("wayfinder:vectors:*").len() as f64;
+    let embedded = (count(&ready_a, "embedded") + count(&ready_b, "embedded")) as f64;
+    assert!(
+        embedded <= 1.1 * distinct,
+        "{embedded} texts embedded for {distinct} distinct: {ready_a} {ready_b}"
+    );
+    assert!(count(&ready_a, "embedded") > 0 && count(&ready_b, "embedded") > 0, "both worked");
+}
+
+/// Rewrites one description of the router's supergraph copy, so that a reload embeds again.
+fn change_a_description(router: &Router, to: &str) {
+    let schema = std::fs::read_to_string(&router.supergraph).unwrap();
+    let anchor = "The synthetic timeout configured for the field.";
+    assert!(schema.contains(anchor), "the fixture has the anchor line");
+    let changed = schema.replacen(anchor, &format!("{anchor} {to}."), 1);
+    std::fs::write(&router.supergraph, changed).unwrap();
+}
+
+#[tokio::test]
+async fn redis_away_stalled_killed_or_flushed_fails_no_request() {
+    let mut redis = RedisServer::start();
+    redis.kill();
+    let cache = tempfile::tempdir().unwrap();
+
+    // Down at start: the replica starts, says so, and indexes alone.
+    let router = shared_replica(&redis.url(), cache.path()).await;
+    let ready = indexed(&router, 1).await;
+    assert!(count(&ready, "embedded") > 1000, "{ready}");
+    let log = router.log();
+    assert!(log.contains("Redis unreachable"), "{log}");
+    assert!(
+        log.contains(&format!("127.0.0.1:{}", redis.port)),
+        "the log names the URL: {log}"
+    );
+    let router = Arc::new(router);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let searches = {
+        let (router, stop) = (Arc::clone(&router), Arc::clone(&stop));
+        tokio::spawn(async move {
+            let (mut sent, mut failures) = (0, Vec::new());
+            while !stop.load(Ordering::Relaxed) {
+                let page = router
+                    .try_post(&json!({ "query": "{ __search(query: \"tracks in a playlist\", first: 5) { coordinate } }" }), &[])
+                    .await;
+                sent += 1;
+                match page {
+                    Ok(r) if r.status == 200 && r.body["errors"].is_null() => {}
+                    Ok(r) => failures.push(format!("{} {}", r.status, r.body)),
+                    Err(e) => failures.push(format!("{e:?}")),
+                }
+            }
+            (sent, failures)
+        })
+    };
+
+    // Back (empty, as after a flush): the client reconnects and the next run writes again.
+    redis.restart();
+    support::wait_for(&router, Duration::from_secs(30), |r| async move {
+        r.log().contains("Redis reachable again")
+    })
+    .await;
+    change_a_description(&router, "One");
+    let ready = indexed(&router, 2).await;
+    assert!(count(&ready, "embedded") >= 1, "{ready}");
+    assert!(!redis.keys("wayfinder:vectors:*").is_empty(), "writes resumed");
+
+    // Stalled past the timeout: the run goes on without it.
+    // (The router notices a changed file within about 3 s.)
+    assert_eq!(redis.cli(&["CLIENT", "PAUSE", "20000", "ALL"]), "OK");
+    change_a_description(&router, "Two");
+    let ready = indexed(&router, 3).await;
+    assert!(count(&ready, "embedded") >= 1, "{ready}");
+    assert!(
+        router.log().contains("failed; indexing goes on without it"),
+        "{}",
+        router.log()
+    );
+    assert_eq!(redis.cli(&["CLIENT", "UNPAUSE"]), "OK");
+
+    // Killed mid-run.
+    redis.kill();
+    change_a_description(&router, "Three");
+    let ready = indexed(&router, 4).await;
+    assert!(count(&ready, "embedded") >= 1, "{ready}");
+
+    stop.store(true, Ordering::Relaxed);
+    let (sent, failures) = searches.await.unwrap();
+    assert!(sent > 10, "{sent} searches");
+    assert!(
+        failures.is_empty(),
+        "{} of {sent} searches failed: {failures:?}",
+        failures.len()
+    );
+    assert!(!router.log().contains(wayfinder_tests::redis::PASSWORD), "the log shows no password");
 }

@@ -4,6 +4,7 @@
 //! real `wayfinder-router` for the plugin's tests and the router bench.
 
 pub mod operations;
+pub mod redis;
 pub mod router;
 
 use std::path::{Path, PathBuf};

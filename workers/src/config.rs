@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::cursor::CursorSecret;
+use crate::shared_store::RedisConfig;
 
 /// How token vectors become one text vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -98,6 +99,9 @@ pub struct EngineConfig {
     /// Keys whose cursors are still accepted (not signed with): the secrets a rollout replaces.
     #[serde(default)]
     pub previous_cursor_secrets: Vec<CursorSecret>,
+    /// The fleet's shared vector store; `None`: this process embeds alone.
+    #[serde(default)]
+    pub redis: Option<RedisConfig>,
 }
 
 /// How much lower than the router's own threads the engine's threads (searches and indexing)
@@ -189,6 +193,7 @@ impl EngineConfig {
             cache_max_bytes: default_cache_max_bytes(),
             cursor_secret: None,
             previous_cursor_secrets: Vec::new(),
+            redis: None,
         }
     }
 

@@ -198,6 +198,7 @@ impl Coordinator {
                 {
                     active.report.embedded += built.embedded;
                     active.report.reused += built.reused;
+                    active.report.from_redis += built.from_redis;
                 }
                 ShardState::Ready(shard)
             }
@@ -273,6 +274,7 @@ impl Coordinator {
             documents = report.documents,
             embedded = report.embedded,
             reused = report.reused,
+            from_redis = report.from_redis,
             failed_shards = report.failed_shards.len(),
             seconds = report.seconds,
             "index ready"

@@ -40,6 +40,7 @@ use crate::ranking::{
     put_named_first, thin_names, Fusion,
 };
 use crate::search_pool::{Overloaded, SearchPool};
+use crate::shared_store::{RedisCounts, SharedStore, SharedStoreError};
 use crate::spelling::{Spellings, Vocabulary};
 use crate::status::{IndexReport, Progress, Status};
 use crate::tokens::QueryTokens;
@@ -61,6 +62,8 @@ pub enum EngineError {
     Thread(String),
     #[error(transparent)]
     Lexical(#[from] LexicalError),
+    #[error(transparent)]
+    SharedStore(#[from] SharedStoreError),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -222,6 +225,8 @@ pub struct Engine {
     model_key: u64,
     contracts: Mutex<(u64, HashMap<ContractFilter, Arc<Contract>>)>,
     fusion: Fusion,
+    /// The fleet's shared store, when configured (and a model loaded).
+    shared_store: Option<Arc<SharedStore>>,
 }
 
 impl Engine {
@@ -284,13 +289,29 @@ impl Engine {
         let reason = model_error.as_ref().map(ToString::to_string);
         let embed_workers = Workers::default();
         let pool_workers = embed_workers.clone();
+        let redis = config.redis.clone();
         let thread = std::thread::Builder::new()
             .name("wayfinder-engine".into())
             .spawn(move || {
                 let system = actix::System::new();
-                system.block_on(async move {
+                // The Redis client's connection tasks run on this thread's runtime, beside the
+                // indexers that use it.
+                let started = system.block_on(async move {
+                    let shared_store = match (&redis, &vectors_setup) {
+                        (Some(redis), Some((_, dimension))) => {
+                            match SharedStore::connect(redis, loaded_key, *dimension).await {
+                                Ok(store) => Some(Arc::new(store)),
+                                Err(error) => {
+                                    let _ = sender.send(Err(EngineError::from(error)));
+                                    return false;
+                                }
+                            }
+                        }
+                        _ => None,
+                    };
                     let vectors = match (vectors_setup, reason) {
                         (Some((cache, dimension)), _) => Ok(IndexerContext {
+                            shared_store: shared_store.clone(),
                             pool: Arc::new(EmbedPool::new(model, workers, &pool_workers)),
                             cache,
                             progress: coordinator_progress,
@@ -313,14 +334,17 @@ impl Engine {
                         active: None,
                     }
                     .start();
-                    let _ = sender.send((coordinator, actix::System::current()));
+                    let _ = sender.send(Ok((coordinator, actix::System::current(), shared_store)));
+                    true
                 });
-                let _ = system.run();
+                if started {
+                    let _ = system.run();
+                }
             })
             .map_err(|e| EngineError::Thread(e.to_string()))?;
-        let (coordinator, system) = receiver
+        let (coordinator, system, shared_store) = receiver
             .recv()
-            .map_err(|_| EngineError::Thread("the engine thread stopped while starting".into()))?;
+            .map_err(|_| EngineError::Thread("the engine thread stopped while starting".into()))??;
 
         let background = Background::start(
             BACKGROUND_THREADS_PER_CORE * crate::config::available_cores(),
@@ -353,7 +377,13 @@ impl Engine {
             model_key: loaded_key,
             contracts: Mutex::new((0, HashMap::new())),
             fusion: Fusion::default(),
+            shared_store,
         })
+    }
+
+    /// What the fleet's shared store has answered since the start; `None` without one.
+    pub fn redis_counts(&self) -> Option<RedisCounts> {
+        self.shared_store.as_ref().map(|store| store.counts())
     }
 
     /// The state cursors name for `generation` (see [`Generation::state`]), with the model.

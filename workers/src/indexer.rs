@@ -1,8 +1,10 @@
 //! The shard indexer: one actor per subgraph that turns the subgraph's documents into its
 //! vector shard. A view's vector is the normalised sum of its texts' vectors. Vectors come
 //! from the cache when the text was seen before; a text another shard is embedding is awaited;
-//! the rest are claimed and go to the embedding pool in batches cut from texts sorted by
-//! length, with as many batches in flight as there are workers. A member's document text also
+//! with a fleet's shared store, the rest are taken from it when another replica embedded them,
+//! or leased a few hundred at a time (another replica's lease is awaited, as a shard's claim
+//! is); what is left goes to the embedding pool in batches cut from texts sorted by length,
+//! with as many batches in flight as there are workers, and is written back to the store. A member's document text also
 //! keeps its content-token vectors, which the shard holds beside its graph. The cache is saved
 //! every few thousand new vectors, so a killed process keeps most of a long cold run. The shard's graph
 //! is then loaded from the cache folder when one was saved for exactly these vectors, else
@@ -25,6 +27,7 @@ use tracing::Instrument as _;
 use crate::cache::{save_unsaved, Claim, VectorCache};
 use crate::document::{distinct_texts, Document, Text};
 use crate::pool::{EmbedPool, EmbedTexts, EmbedWorker};
+use crate::shared_store::{Entry, RedisCounts, SharedStore};
 use crate::status::Progress;
 use crate::tokens::TokenVectors;
 use crate::vector::{ShardFile, VectorError, VectorShard};
@@ -34,6 +37,11 @@ const CHECKPOINT_EVERY: usize = 4096;
 const LOG_EVERY: Duration = Duration::from_secs(5);
 /// How often a shard checks on texts another shard is embedding.
 const CLAIM_POLL: Duration = Duration::from_millis(20);
+/// Texts leased from the fleet at once: embedded well within [`LEASE`](crate::shared_store::LEASE) on a slow machine
+/// (about 3 s at 100 texts a second), so that a lease does not end while its holder works.
+pub(crate) const LEASED_AT_ONCE: usize = 256;
+/// How often a shard checks on texts another replica is embedding.
+const FLEET_POLL: Duration = Duration::from_millis(250);
 
 /// Build the vector shard of one subgraph from `documents[members]`.
 pub(crate) struct BuildShard {
@@ -51,6 +59,8 @@ pub(crate) struct ShardBuilt {
     pub shard: Arc<VectorShard>,
     pub embedded: usize,
     pub reused: usize,
+    /// Of `reused`, the texts another replica embedded (from the shared store).
+    pub from_redis: usize,
 }
 
 impl Message for BuildShard {
@@ -71,6 +81,8 @@ pub(crate) struct IndexerContext {
     pub searchers: usize,
     /// Where built graphs are saved for the next start (the cache folder), if anywhere.
     pub graphs: Option<PathBuf>,
+    /// The fleet's shared store, if any.
+    pub shared_store: Option<Arc<SharedStore>>,
 }
 
 pub(crate) struct ShardIndexer {
@@ -105,6 +117,11 @@ impl Handler<BuildShard> for ShardIndexer {
                 embedded = tracing::field::Empty,
                 reused = tracing::field::Empty,
                 graph = tracing::field::Empty,
+                redis.hits = tracing::field::Empty,
+                redis.misses = tracing::field::Empty,
+                redis.invalid = tracing::field::Empty,
+                redis.errors = tracing::field::Empty,
+                redis.written = tracing::field::Empty,
             )
         });
         AtomicResponse::new(Box::pin(
@@ -129,8 +146,18 @@ async fn build(
         .map(|&i| documents[i].text_view().parts[0].hash)
         .collect();
     // Texts another shard is embedding right now (a type's summary that both shards blend
-    // in) are awaited, not embedded twice; one whose claimer failed is claimed again.
+    // in) are awaited, not embedded twice; one whose claimer failed is claimed again. Sorted
+    // by length: padding costs more than batch size saves.
     let mut waiting = texts.clone();
+    waiting.sort_by_key(|text| (text.text.len(), text.hash));
+    // Texts another replica holds the lease of, checked on every `FLEET_POLL`.
+    let mut elsewhere = Vec::new();
+    let mut next_check = Instant::now();
+    let at_once = match context.shared_store {
+        Some(_) => LEASED_AT_ONCE,
+        None => usize::MAX,
+    };
+    let mut redis = RedisCounts::default();
     let mut embedded = 0;
     let mut lease = None;
     // A text found cached may be gone when it is read (another process on the cache folder
@@ -138,23 +165,16 @@ async fn build(
     let mut attempt = 0;
     let (entries, tokens) = loop {
         loop {
-            let mut mine = Vec::new();
-            {
-                let mut cache = lock(&context.cache)?;
-                waiting.retain(|text| {
-                    match cache.claim(text.hash, with_tokens.contains(&text.hash)) {
-                        Claim::Cached => false,
-                        Claim::Pending => true,
-                        Claim::Claimed => {
-                            mine.push(*text);
-                            false
-                        }
-                    }
-                });
+            let mut mine = claim(&context.cache, &mut waiting, &with_tokens, at_once)?;
+            if mine.is_empty() && !elsewhere.is_empty() && Instant::now() >= next_check {
+                next_check = Instant::now() + FLEET_POLL;
+                mine = claim(&context.cache, &mut elsewhere, &with_tokens, usize::MAX)?;
+                waiting.append(&mut elsewhere);
+            }
+            if let (Some(store), false) = (&context.shared_store, mine.is_empty()) {
+                elsewhere.extend(from_fleet(store, &context.cache, &mut mine, &with_tokens, &mut redis).await?);
             }
             if !mine.is_empty() {
-                // Padding costs more than batch size saves.
-                mine.sort_by_key(|text| (text.text.len(), text.hash));
                 let claims = Claims {
                     cache: &context.cache,
                     texts: &mine,
@@ -162,10 +182,17 @@ async fn build(
                 // Held until the build ends: a build waiting on another's claims embeds again
                 // soon.
                 let workers = &lease.get_or_insert_with(|| context.pool.lease()).workers;
-                embed(&name, &context, workers, &mine, &with_tokens).await?;
+                let done = embed(&name, &context, workers, &mine, &with_tokens).await;
+                if let Some(store) = &context.shared_store {
+                    match &done {
+                        Ok(entries) => redis.add(store.put(entries).await),
+                        Err(_) => store.unlease(&mine.iter().map(|t| t.hash).collect::<Vec<_>>()).await,
+                    }
+                }
+                done?;
                 drop(claims);
                 embedded += mine.len();
-            } else if waiting.is_empty() {
+            } else if waiting.is_empty() && elsewhere.is_empty() {
                 break;
             } else {
                 tokio::time::sleep(CLAIM_POLL).await;
@@ -214,6 +241,13 @@ async fn build(
     span.record("embedded", embedded);
     span.record("reused", reused);
     span.record("graph", graph);
+    if context.shared_store.is_some() {
+        span.record("redis.hits", redis.hits);
+        span.record("redis.misses", redis.misses);
+        span.record("redis.invalid", redis.invalid);
+        span.record("redis.errors", redis.errors);
+        span.record("redis.written", redis.written);
+    }
     let shard = shard
         .for_searchers(context.searchers)
         .map_err(|e| e.to_string())?;
@@ -221,7 +255,81 @@ async fn build(
         shard: Arc::new(shard.with_tokens(tokens)),
         embedded,
         reused,
+        from_redis: redis.hits as usize,
     })
+}
+
+/// Claims up to `at_most` texts of `waiting` for this shard to embed, in order; leaves there
+/// those another shard is embedding and those past `at_most`, drops those cached.
+fn claim<'t>(
+    cache: &Mutex<VectorCache>,
+    waiting: &mut Vec<&'t Text>,
+    with_tokens: &HashSet<u128>,
+    at_most: usize,
+) -> Result<Vec<&'t Text>, String> {
+    let mut mine = Vec::new();
+    let mut cache = lock(cache)?;
+    waiting.retain(|text| {
+        if mine.len() >= at_most {
+            return true;
+        }
+        match cache.claim(text.hash, with_tokens.contains(&text.hash)) {
+            Claim::Cached => false,
+            Claim::Pending => true,
+            Claim::Claimed => {
+                mine.push(*text);
+                false
+            }
+        }
+    });
+    Ok(mine)
+}
+
+/// Takes from the fleet's store what another replica embedded of `mine` (into the cache) and
+/// leases the rest; returns, released here, the texts another replica holds the lease of, and
+/// leaves in `mine` those this shard must embed.
+async fn from_fleet<'t>(
+    store: &SharedStore,
+    cache: &Mutex<VectorCache>,
+    mine: &mut Vec<&'t Text>,
+    with_tokens: &HashSet<u128>,
+    counts: &mut RedisCounts,
+) -> Result<Vec<&'t Text>, String> {
+    let wanted: Vec<(u128, bool)> = mine
+        .iter()
+        .map(|text| (text.hash, with_tokens.contains(&text.hash)))
+        .collect();
+    let (found, fetched) = store.fetch(&wanted).await;
+    counts.add(fetched);
+    if !found.is_empty() {
+        let found: HashSet<u128> = {
+            let mut cache = lock(cache)?;
+            found
+                .into_iter()
+                .map(|entry| {
+                    cache.insert(entry.hash, entry.vector, entry.tokens);
+                    entry.hash
+                })
+                .collect()
+        };
+        mine.retain(|text| !found.contains(&text.hash));
+    }
+    let hashes: Vec<u128> = mine.iter().map(|text| text.hash).collect();
+    let (ours, leased) = store.lease(&hashes).await;
+    counts.add(leased);
+    let (held, kept): (Vec<_>, Vec<_>) = mine
+        .drain(..)
+        .zip(ours)
+        .partition(|(_, ours)| !*ours);
+    *mine = kept.into_iter().map(|(text, _)| text).collect();
+    let held: Vec<&Text> = held.into_iter().map(|(text, _)| text).collect();
+    if !held.is_empty() {
+        let mut cache = lock(cache)?;
+        for text in &held {
+            cache.release(text.hash);
+        }
+    }
+    Ok(held)
 }
 
 /// A shard's view vectors and document-text token vectors, read from the cache, with the
@@ -299,14 +407,16 @@ fn shard_for(
 }
 
 /// Embeds `texts` on the pool, as many batches in flight as there are workers, and puts
-/// their vectors in the cache, with the token vectors of those in `with_tokens`.
+/// their vectors in the cache, with the token vectors of those in `with_tokens`; returns them
+/// too when there is a shared store to write them to.
 async fn embed(
     name: &str,
     context: &IndexerContext,
     pool: &Addr<EmbedWorker>,
     texts: &[&Text],
     with_tokens: &HashSet<u128>,
-) -> Result<(), String> {
+) -> Result<Vec<Entry>, String> {
+    let mut written = Vec::new();
     context
         .progress
         .to_embed
@@ -329,7 +439,15 @@ async fn embed(
                 let tokens = with_tokens
                     .contains(&text.hash)
                     .then(|| Arc::new(embedding.tokens));
-                cache.insert(text.hash, Arc::from(embedding.vector), tokens);
+                let vector: Arc<[f32]> = Arc::from(embedding.vector);
+                if context.shared_store.is_some() {
+                    written.push(Entry {
+                        hash: text.hash,
+                        vector: Arc::clone(&vector),
+                        tokens: tokens.clone(),
+                    });
+                }
+                cache.insert(text.hash, vector, tokens);
             }
         }
         context
@@ -345,7 +463,7 @@ async fn embed(
             tracing::info!(shard = %name, embedded = done, total, texts_per_second = rate.round(), "embedding");
         }
     }
-    Ok(())
+    Ok(written)
 }
 
 /// Texts claimed for embedding; whatever did not reach the cache is released on drop, so

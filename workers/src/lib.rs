@@ -3,7 +3,8 @@
 //! Data flows one way: a [`Catalog`](wayfinder_supergraph::Catalog) becomes [`document`]s;
 //! documents feed the [`lexical`] index at once and, through the [`coordinator`] actor, the
 //! per-subgraph [`indexer`] actors, which embed what the [`cache`] lacks on the [`pool`] of
-//! [`embed`] workers and build [`vector`] shards; each step publishes a [`generation`];
+//! [`embed`] workers (taking what other replicas embedded from the fleet's
+//! [`shared_store`] first) and build [`vector`] shards; each step publishes a [`generation`];
 //! [`engine`] searches the current one on the [`search_pool`]'s threads, reading the query's [`intent`] and spelling out its
 //! acronyms and clipped words ([`spelling`]); [`ranking`] fuses and orders, [`cursor`] pages.
 
@@ -24,6 +25,7 @@ mod onnx_graph;
 mod pool;
 pub mod ranking;
 pub mod search_pool;
+pub mod shared_store;
 mod spelling;
 pub mod status;
 pub mod tokens;
@@ -38,4 +40,5 @@ pub use engine::{
 pub use generation::{Generation, SearchMode};
 pub use ranking::Fusion;
 pub use search_pool::Overloaded;
+pub use shared_store::{RedisConfig, RedisCounts, RedisTls};
 pub use status::IndexReport;

@@ -53,6 +53,8 @@ pub struct IndexReport {
     /// another shard that embedded them, or in a shard that did not change.
     /// `embedded + reused == texts` once every shard is built.
     pub reused: usize,
+    /// Of `reused`, texts another replica embedded, taken from the fleet's shared store.
+    pub from_redis: usize,
     /// Wall time from publication to the hybrid generation.
     pub seconds: f64,
     /// Shards left lexical-only, with the reason.

@@ -1,0 +1,626 @@
+//! The fleet's shared vector store, in Redis: before it embeds a text, a replica takes the
+//! vector another replica embedded; it leaves the vectors it embedded itself; and it leases the
+//! texts it is embedding, so that replicas starting together on an empty store split the work
+//! rather than each doing all of it. The local cache ([`crate::cache`]) stays the first level:
+//! what comes from Redis is kept there too.
+//!
+//! Flow (driven by the shard indexer, [`crate::indexer`]): the texts the local cache lacks are
+//! fetched in pipelined batches ([`SharedStore::fetch`]); those still missing are leased
+//! ([`SharedStore::lease`], `SET NX PX`); a text another replica holds is fetched again until it
+//! appears, or its lease ends (its holder died) and it is taken over. What a replica embeds is
+//! written back ([`SharedStore::put`]).
+//!
+//! Redis is never needed. Down, slow past `timeout`, flushed, or holding a record that fails
+//! its check: each counts as a miss, and the text is embedded here. After an error the store is
+//! left alone for [`PAUSE_AFTER_ERROR`], and while the client is disconnected it is not asked
+//! at all, so an outage costs an indexing run one timeout, not one per batch. Nothing on the
+//! request path reads Redis.
+//!
+//! Keys follow the router's caches (`namespace:` then the key): `vectors:{model key}:{text
+//! hash}` and `lease:{model key}:{text hash}`, in hex. A record holds the model key, the text
+//! hash, the vector (`dimension` f32 little endian), the token vectors if any, and an XXH3-64
+//! of all of that: a record damaged, cut short, or written under another key or by another
+//! model fails the check and is ignored, never served.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fred::prelude::*;
+use fred::types::Builder;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::tokens::TokenVectors;
+
+/// Keys read in one pipeline.
+const FETCH_BATCH: usize = 256;
+/// Records written in one pipeline (each about 1.5 KB, with token vectors about 10 KB).
+const WRITE_BATCH: usize = 64;
+/// How long a lease holds: far longer than a replica takes to embed the texts it leases at
+/// once (`crate::indexer::LEASED_AT_ONCE`), and how long the others wait when it dies.
+pub(crate) const LEASE: Duration = Duration::from_secs(30);
+/// After an error the store is not asked for this long.
+const PAUSE_AFTER_ERROR: Duration = Duration::from_secs(5);
+/// Reconnection attempts back off from this to [`RECONNECT_MAX_MS`], without end.
+const RECONNECT_MIN_MS: u32 = 100;
+const RECONNECT_MAX_MS: u32 = 5_000;
+
+const RECORD_MAGIC: &[u8; 4] = b"WFR\x01";
+const RECORD_HEAD: usize = 4 + 8 + 16 + 4;
+
+/// Where the shared store is and how to talk to it; the same fields, with the same meanings, as
+/// the router's own Redis caches (`supergraph.query_planning.cache.redis`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RedisConfig {
+    /// `redis://`, `rediss://` (TLS), `redis-cluster://`, `redis-sentinel://` URLs; several
+    /// are the nodes of one cluster.
+    pub urls: Vec<String>,
+    /// Overrides the URL's username.
+    pub username: Option<String>,
+    /// Overrides the URL's password.
+    pub password: Option<String>,
+    /// Prefix of every key, so that several deployments share one Redis.
+    pub namespace: String,
+    /// Entries not read for this long expire; `None`: never.
+    pub ttl: Option<Duration>,
+    /// Longest wait for one command (a pipeline's batch) before the store is skipped.
+    pub timeout: Duration,
+    pub tls: Option<RedisTls>,
+    /// Refuse to start when Redis cannot be reached; otherwise start without it, log, and keep
+    /// trying.
+    pub required_to_start: bool,
+}
+
+impl RedisConfig {
+    pub const DEFAULT_NAMESPACE: &'static str = "wayfinder";
+    /// Long enough that a schema deployed once a month stays shared.
+    pub const DEFAULT_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+    /// The router's default for its caches.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(500);
+
+    /// The Redis at `urls`, with the defaults for the rest.
+    pub fn at(urls: Vec<String>) -> Self {
+        RedisConfig {
+            urls,
+            username: None,
+            password: None,
+            namespace: Self::DEFAULT_NAMESPACE.into(),
+            ttl: Some(Self::DEFAULT_TTL),
+            timeout: Self::DEFAULT_TIMEOUT,
+            tls: None,
+            required_to_start: false,
+        }
+    }
+}
+
+/// TLS towards Redis beyond what a `rediss://` URL gives (the system's roots).
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct RedisTls {
+    /// PEM certificates of the authorities to trust instead of the system's.
+    pub certificate_authorities: Option<String>,
+    /// PEM certificate chain and key the client authenticates with.
+    pub client_certificate_chain: Option<String>,
+    pub client_key: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SharedStoreError {
+    #[error("index.redis: {0}")]
+    Config(String),
+    #[error("index.redis: cannot reach Redis at {url}: {message}")]
+    Unreachable { url: String, message: String },
+}
+
+/// Counts of one indexing step, or of the process's life.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RedisCounts {
+    /// Texts whose vectors Redis had.
+    pub hits: u64,
+    /// Texts it did not have, or was not asked for (unreachable).
+    pub misses: u64,
+    /// Records that failed their check (ignored, the text embedded again).
+    pub invalid: u64,
+    /// Commands or pipelines that failed or timed out.
+    pub errors: u64,
+    /// Records written.
+    pub written: u64,
+    /// Bytes of the records read.
+    pub bytes_read: u64,
+}
+
+impl RedisCounts {
+    pub(crate) fn add(&mut self, other: RedisCounts) {
+        self.hits += other.hits;
+        self.misses += other.misses;
+        self.invalid += other.invalid;
+        self.errors += other.errors;
+        self.written += other.written;
+        self.bytes_read += other.bytes_read;
+    }
+}
+
+/// A text's vector, and its token vectors when it is a member's document text: what Redis
+/// holds of it.
+pub(crate) struct Entry {
+    pub hash: u128,
+    pub vector: Arc<[f32]>,
+    pub tokens: Option<Arc<TokenVectors>>,
+}
+
+pub(crate) struct SharedStore {
+    client: Client,
+    namespace: String,
+    ttl: Option<Duration>,
+    model_key: u64,
+    dimension: usize,
+    /// The lease value: who holds it.
+    owner: String,
+    paused_until: Mutex<Option<Instant>>,
+    total: Mutex<RedisCounts>,
+}
+
+impl SharedStore {
+    /// Connects (waiting for the connection only when `required_to_start`); the client then
+    /// reconnects on its own, for as long as the process runs.
+    pub(crate) async fn connect(
+        config: &RedisConfig,
+        model_key: u64,
+        dimension: usize,
+    ) -> Result<SharedStore, SharedStoreError> {
+        let url = combined_url(&config.urls)?;
+        let shown = shown_url(&url);
+        let mut fred_config = Config::from_url(url.as_str())
+            .map_err(|e| SharedStoreError::Config(format!("{shown}: {e}")))?;
+        if let Some(username) = &config.username {
+            fred_config.username = Some(username.clone());
+        }
+        if let Some(password) = &config.password {
+            fred_config.password = Some(password.clone());
+        }
+        if let Some(tls) = &config.tls {
+            fred_config.tls = Some(tls_config(tls)?.into());
+        }
+        fred_config.fail_fast = config.required_to_start;
+        let timeout = config.timeout;
+        let client = Builder::from_config(fred_config)
+            .with_connection_config(|connection| {
+                connection.connection_timeout = timeout.max(Duration::from_secs(1));
+                connection.max_command_attempts = 1;
+                connection.max_command_buffer_len = 10_000;
+            })
+            .with_performance_config(|performance| {
+                performance.default_command_timeout = timeout;
+            })
+            .set_policy(ReconnectPolicy::new_exponential(
+                0,
+                RECONNECT_MIN_MS,
+                RECONNECT_MAX_MS,
+                2,
+            ))
+            .build()
+            .map_err(|e| SharedStoreError::Config(format!("{shown}: {e}")))?;
+        watch(&client, shown.clone());
+        if config.required_to_start {
+            client
+                .init()
+                .await
+                .map_err(|e| SharedStoreError::Unreachable {
+                    url: shown.clone(),
+                    message: e.to_string(),
+                })?;
+        } else {
+            let connected = client.wait_for_connect();
+            drop(client.connect());
+            // The first indexing run starts at once: give it the store unless it is away.
+            if !matches!(tokio::time::timeout(timeout, connected).await, Ok(Ok(()))) {
+                tracing::warn!(url = %shown, "wayfinder: Redis unreachable at start; indexing uses the local cache and the model, and keeps trying");
+            }
+        }
+        tracing::info!(url = %shown, namespace = %config.namespace, "wayfinder: vectors shared through Redis");
+        Ok(SharedStore {
+            client,
+            namespace: config.namespace.clone(),
+            ttl: config.ttl,
+            model_key,
+            dimension,
+            owner: format!("{:016x}", rand::random::<u64>()),
+            paused_until: Mutex::new(None),
+            total: Mutex::new(RedisCounts::default()),
+        })
+    }
+
+    /// The counts since the process started.
+    pub(crate) fn counts(&self) -> RedisCounts {
+        *self.total.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn key(&self, kind: &str, hash: u128) -> String {
+        format!(
+            "{}:{kind}:{:016x}:{hash:032x}",
+            self.namespace, self.model_key
+        )
+    }
+
+    /// Whether to ask Redis now: connected, and no error in the last [`PAUSE_AFTER_ERROR`].
+    fn available(&self) -> bool {
+        if !self.client.is_connected() {
+            return false;
+        }
+        let mut paused = self.paused_until.lock().unwrap_or_else(|p| p.into_inner());
+        match *paused {
+            Some(until) if Instant::now() < until => false,
+            Some(_) => {
+                *paused = None;
+                true
+            }
+            None => true,
+        }
+    }
+
+    fn failed(&self, what: &str, error: &Error, counts: &mut RedisCounts) {
+        counts.errors += 1;
+        let mut paused = self.paused_until.lock().unwrap_or_else(|p| p.into_inner());
+        if paused.is_none() {
+            tracing::warn!(%error, "wayfinder: Redis {what} failed; indexing goes on without it for {}s", PAUSE_AFTER_ERROR.as_secs());
+        }
+        *paused = Some(Instant::now() + PAUSE_AFTER_ERROR);
+    }
+
+    fn record(&self, counts: RedisCounts) -> RedisCounts {
+        self.total
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(counts);
+        counts
+    }
+
+    /// The vectors Redis holds of `wanted` (text hash, and whether its token vectors are
+    /// needed too: a record without them is then a miss).
+    pub(crate) async fn fetch(&self, wanted: &[(u128, bool)]) -> (Vec<Entry>, RedisCounts) {
+        let mut found = Vec::new();
+        let mut counts = RedisCounts::default();
+        for batch in wanted.chunks(FETCH_BATCH) {
+            if !self.available() {
+                counts.misses += batch.len() as u64;
+                continue;
+            }
+            let pipeline = self.client.pipeline();
+            for (hash, _) in batch {
+                let _: Result<(), _> = pipeline.get(self.key("vectors", *hash)).await;
+            }
+            let replies = pipeline.try_all::<Option<bytes::Bytes>>().await;
+            let mut hits = Vec::new();
+            for (i, (hash, with_tokens)) in batch.iter().enumerate() {
+                match replies.get(i) {
+                    Some(Ok(Some(record))) => {
+                        counts.bytes_read += record.len() as u64;
+                        match self.decode(record, *hash) {
+                            Some((vector, tokens)) if tokens.is_some() || !with_tokens => {
+                                counts.hits += 1;
+                                hits.push(*hash);
+                                found.push(Entry {
+                                    hash: *hash,
+                                    vector,
+                                    tokens,
+                                });
+                            }
+                            Some(_) => counts.misses += 1,
+                            None => {
+                                counts.invalid += 1;
+                                counts.misses += 1;
+                            }
+                        }
+                    }
+                    Some(Ok(None)) => counts.misses += 1,
+                    Some(Err(error)) => {
+                        self.failed("read", error, &mut counts);
+                        counts.misses += (batch.len() - i) as u64;
+                        break;
+                    }
+                    None => counts.misses += 1,
+                }
+            }
+            self.refresh(&hits).await;
+        }
+        if counts.invalid > 0 {
+            tracing::warn!(
+                invalid = counts.invalid,
+                "wayfinder: records in Redis failed their check; ignored, and embedded again"
+            );
+        }
+        (found, self.record(counts))
+    }
+
+    /// Restarts the TTL of entries read: what a live catalog uses does not expire.
+    async fn refresh(&self, hashes: &[u128]) {
+        let Some(ttl) = self.ttl else { return };
+        if hashes.is_empty() {
+            return;
+        }
+        let pipeline = self.client.pipeline();
+        for hash in hashes {
+            let _: Result<(), _> = pipeline
+                .expire(self.key("vectors", *hash), ttl.as_secs() as i64, None)
+                .await;
+        }
+        let _ = pipeline.try_all::<Value>().await;
+    }
+
+    /// Writes what this replica embedded.
+    pub(crate) async fn put(&self, entries: &[Entry]) -> RedisCounts {
+        let mut counts = RedisCounts::default();
+        let expire = self.ttl.map(|ttl| Expiration::EX(ttl.as_secs() as i64));
+        let mut record = Vec::new();
+        for batch in entries.chunks(WRITE_BATCH) {
+            if !self.available() {
+                break;
+            }
+            let pipeline = self.client.pipeline();
+            for entry in batch {
+                self.encode(entry, &mut record);
+                let _: Result<(), _> = pipeline
+                    .set(
+                        self.key("vectors", entry.hash),
+                        record.as_slice(),
+                        expire.clone(),
+                        None,
+                        false,
+                    )
+                    .await;
+            }
+            match pipeline.try_all::<Value>().await.into_iter().find_map(Result::err) {
+                Some(error) => {
+                    self.failed("write", &error, &mut counts);
+                    break;
+                }
+                None => counts.written += batch.len() as u64,
+            }
+        }
+        self.record(counts)
+    }
+
+    /// Leases `hashes` for this replica to embed; `true` where it got the lease, `false` where
+    /// another replica holds it. Unreachable, every one is this replica's.
+    pub(crate) async fn lease(&self, hashes: &[u128]) -> (Vec<bool>, RedisCounts) {
+        let mut counts = RedisCounts::default();
+        let mut ours = vec![true; hashes.len()];
+        if hashes.is_empty() || !self.available() {
+            return (ours, counts);
+        }
+        let pipeline = self.client.pipeline();
+        for hash in hashes {
+            let _: Result<(), _> = pipeline
+                .set(
+                    self.key("lease", *hash),
+                    self.owner.as_str(),
+                    Some(Expiration::PX(LEASE.as_millis() as i64)),
+                    Some(SetOptions::NX),
+                    false,
+                )
+                .await;
+        }
+        let replies = pipeline.try_all::<Option<String>>().await;
+        for (i, reply) in replies.iter().enumerate().take(hashes.len()) {
+            match reply {
+                Ok(Some(_)) => {}
+                Ok(None) => ours[i] = false,
+                Err(error) => {
+                    self.failed("lease", error, &mut counts);
+                    break;
+                }
+            }
+        }
+        (ours, self.record(counts))
+    }
+
+    /// Ends leases this replica took and will not fulfil, so that others need not wait them out.
+    pub(crate) async fn unlease(&self, hashes: &[u128]) {
+        if hashes.is_empty() || !self.available() {
+            return;
+        }
+        let pipeline = self.client.pipeline();
+        for hash in hashes {
+            let _: Result<(), _> = pipeline.del(self.key("lease", *hash)).await;
+        }
+        let _ = pipeline.try_all::<Value>().await;
+    }
+
+    fn encode(&self, entry: &Entry, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(RECORD_MAGIC);
+        out.extend_from_slice(&self.model_key.to_le_bytes());
+        out.extend_from_slice(&entry.hash.to_le_bytes());
+        out.extend_from_slice(&(entry.vector.len() as u32).to_le_bytes());
+        for value in entry.vector.iter() {
+            out.extend_from_slice(&value.to_le_bytes());
+        }
+        if let Some(tokens) = &entry.tokens {
+            tokens.encode(out);
+        }
+        let sum = xxh3_64(out);
+        out.extend_from_slice(&sum.to_le_bytes());
+    }
+
+    /// The record's vector and token vectors, if it passes every check for `hash`.
+    fn decode(&self, record: &[u8], hash: u128) -> Option<(Arc<[f32]>, Option<Arc<TokenVectors>>)> {
+        let (body, sum) = record.split_at_checked(record.len().checked_sub(8)?)?;
+        if xxh3_64(body) != u64::from_le_bytes(sum.try_into().ok()?)
+            || body.len() < RECORD_HEAD
+            || &body[..4] != RECORD_MAGIC
+            || u64::from_le_bytes(body[4..12].try_into().ok()?) != self.model_key
+            || u128::from_le_bytes(body[12..28].try_into().ok()?) != hash
+            || u32::from_le_bytes(body[28..32].try_into().ok()?) as usize != self.dimension
+        {
+            return None;
+        }
+        let (vector, rest) = body[RECORD_HEAD..].split_at_checked(4 * self.dimension)?;
+        let vector: Arc<[f32]> = vector
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let tokens = if rest.is_empty() {
+            None
+        } else {
+            match TokenVectors::decode(rest, self.dimension) {
+                Ok((tokens, used)) if used == rest.len() => Some(Arc::new(tokens)),
+                _ => return None,
+            }
+        };
+        Some((vector, tokens))
+    }
+}
+
+/// One URL for the client: several are the nodes of one cluster, as in the router.
+fn combined_url(urls: &[String]) -> Result<url::Url, SharedStoreError> {
+    let parse = |text: &str| {
+        url::Url::parse(text).map_err(|e| {
+            SharedStoreError::Config(format!("{:?} is not a URL: {e}", shown_text(text)))
+        })
+    };
+    let Some(first) = urls.first() else {
+        return Err(SharedStoreError::Config("urls is empty".into()));
+    };
+    let mut combined = parse(first)?;
+    const SCHEMES: [&str; 6] = [
+        "redis",
+        "rediss",
+        "redis-cluster",
+        "rediss-cluster",
+        "redis-sentinel",
+        "rediss-sentinel",
+    ];
+    if !SCHEMES.contains(&combined.scheme()) {
+        return Err(SharedStoreError::Config(format!(
+            "{}: the scheme must be one of {SCHEMES:?}",
+            shown_url(&combined)
+        )));
+    }
+    if urls.len() == 1 {
+        return Ok(combined);
+    }
+    let cluster = match combined.scheme() {
+        "redis" | "redis-cluster" => "redis-cluster",
+        "rediss" | "rediss-cluster" => "rediss-cluster",
+        other => {
+            return Err(SharedStoreError::Config(format!(
+                "several urls are the nodes of one cluster; {other} is not a cluster scheme"
+            )))
+        }
+    };
+    let _ = combined.set_scheme(cluster);
+    for text in &urls[1..] {
+        let node = parse(text)?;
+        let host = node.host_str().unwrap_or_default();
+        let port = node.port().unwrap_or(6379);
+        combined
+            .query_pairs_mut()
+            .append_pair("node", &format!("{host}:{port}"));
+    }
+    Ok(combined)
+}
+
+/// The URL as logs and errors show it: without its password.
+fn shown_url(url: &url::Url) -> String {
+    let mut shown = url.clone();
+    if shown.password().is_some() {
+        let _ = shown.set_password(Some("***"));
+    }
+    shown.to_string()
+}
+
+fn shown_text(text: &str) -> String {
+    url::Url::parse(text).map_or_else(|_| "<unparsable URL>".to_string(), |u| shown_url(&u))
+}
+
+fn tls_config(tls: &RedisTls) -> Result<fred::types::config::TlsConnector, SharedStoreError> {
+    use rustls::pki_types::pem::PemObject as _;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let bad = |what: &str, e: &dyn std::fmt::Display| {
+        SharedStoreError::Config(format!("tls.{what}: {e}"))
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    match &tls.certificate_authorities {
+        Some(pem) => {
+            for certificate in CertificateDer::pem_slice_iter(pem.as_bytes()) {
+                let certificate = certificate.map_err(|e| bad("certificate_authorities", &e))?;
+                roots
+                    .add(certificate)
+                    .map_err(|e| bad("certificate_authorities", &e))?;
+            }
+        }
+        None => {
+            for certificate in rustls_native_certs::load_native_certs().certs {
+                let _ = roots.add(certificate);
+            }
+        }
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| bad("versions", &e))?
+    .with_root_certificates(roots);
+    let config = match (&tls.client_certificate_chain, &tls.client_key) {
+        (Some(chain), Some(key)) => {
+            let chain = CertificateDer::pem_slice_iter(chain.as_bytes())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| bad("client_authentication.certificate_chain", &e))?;
+            let key = PrivateKeyDer::from_pem_slice(key.as_bytes())
+                .map_err(|e| bad("client_authentication.key", &e))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| bad("client_authentication", &e))?
+        }
+        (None, None) => builder.with_no_client_auth(),
+        _ => {
+            return Err(SharedStoreError::Config(
+                "tls.client_authentication needs both certificate_chain and key".into(),
+            ))
+        }
+    };
+    Ok(fred::types::config::TlsConnector::Rustls(
+        tokio_rustls::TlsConnector::from(Arc::new(config)),
+    ))
+}
+
+/// Logs the first error of an outage and the connection that ends it, not every retry.
+fn watch(client: &Client, url: String) {
+    let mut errors = client.error_rx();
+    let mut reconnects = client.reconnect_rx();
+    let down = Arc::new(AtomicU64::new(0));
+    let (url_a, down_a) = (url.clone(), Arc::clone(&down));
+    tokio::spawn(async move {
+        while let Ok((error, _)) = errors.recv().await {
+            if down_a.fetch_add(1, Ordering::Relaxed) == 0 {
+                tracing::warn!(url = %url_a, %error, "wayfinder: Redis unreachable; indexing uses the local cache and the model, and retries");
+            }
+        }
+    });
+    tokio::spawn(async move {
+        while reconnects.recv().await.is_ok() {
+            if down.swap(0, Ordering::Relaxed) > 0 {
+                tracing::info!(url = %url, "wayfinder: Redis reachable again");
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_urls_are_one_cluster_and_passwords_are_not_shown() {
+        let url = combined_url(&[
+            "redis://user:secret@a:7000".into(),
+            "redis://user:secret@b:7001".into(),
+        ])
+        .unwrap();
+        assert_eq!(url.scheme(), "redis-cluster");
+        assert!(url.as_str().contains("node=b%3A7001"), "{url}");
+        assert!(!shown_url(&url).contains("secret"));
+        let error = combined_url(&["http://x:pw@host".into()]).unwrap_err().to_string();
+        assert!(error.contains("scheme") && !error.contains("pw"), "{error}");
+        assert!(combined_url(&[]).is_err());
+    }
+}
