@@ -19,6 +19,7 @@ use opentelemetry_proto::tonic::metrics::v1::metric;
 use prost::Message;
 use serde_json::json;
 use support::Router;
+use wayfinder_tests::redis::RedisServer;
 
 /// One exported span, flattened.
 #[derive(Debug, Clone)]
@@ -99,19 +100,29 @@ async fn metrics(State(received): State<Arc<Received>>, body: Bytes) -> &'static
                     .iter()
                     .map(|p| point(&p.attributes, p.count as f64)),
             ),
-            Some(metric::Data::Gauge(g)) => points.extend(g.data_points.iter().map(|p| {
-                use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value;
-                let value = match p.value {
-                    Some(Value::AsInt(i)) => i as f64,
-                    Some(Value::AsDouble(d)) => d,
-                    None => f64::NAN,
-                };
-                point(&p.attributes, value)
-            })),
+            Some(metric::Data::Gauge(g)) => points.extend(
+                g.data_points
+                    .iter()
+                    .map(|p| point(&p.attributes, number(p))),
+            ),
+            Some(metric::Data::Sum(sum)) => points.extend(
+                sum.data_points
+                    .iter()
+                    .map(|p| point(&p.attributes, number(p))),
+            ),
             _ => {}
         }
     }
     ""
+}
+
+fn number(point: &opentelemetry_proto::tonic::metrics::v1::NumberDataPoint) -> f64 {
+    use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value;
+    match point.value {
+        Some(Value::AsInt(i)) => i as f64,
+        Some(Value::AsDouble(d)) => d,
+        None => f64::NAN,
+    }
 }
 
 /// Starts the receiver; returns its port.
@@ -187,7 +198,16 @@ async fn spans_and_metrics_reach_an_otlp_receiver() {
           scheduled_delay: 500ms"
     );
     let tenants = "tenants:\n  contracts:\n    staff: {}\n    public: { exclude_tags: [internal] }";
-    let mut router = Router::start(&support::example_supergraph(), tenants, &telemetry).await;
+    // An empty local cache and a shared store: the run asks Redis and writes to it.
+    let redis = RedisServer::start();
+    let cache = tempfile::tempdir().unwrap();
+    let index = format!(
+        "cache_dir: {}\nredis:\n  urls: [\"{}\"]",
+        cache.path().display(),
+        redis.url()
+    );
+    let mut router =
+        Router::start_indexing(&support::example_supergraph(), &index, tenants, &telemetry).await;
 
     // Indexing at start: one span per rebuilt subgraph, under the `wayfinder.index` root.
     router.wait_for_log("index ready").await;
@@ -207,6 +227,12 @@ async fn spans_and_metrics_reach_an_otlp_receiver() {
         for key in ["subgraph", "documents", "embedded", "reused"] {
             assert!(shard.attributes.contains_key(key), "{key} in {shard:?}");
         }
+        assert_eq!(
+            shard.attributes["redis.misses"], shard.attributes["embedded"],
+            "{shard:?}"
+        );
+        assert_eq!(shard.attributes["redis.hits"], "0", "{shard:?}");
+        assert_eq!(shard.attributes["redis.errors"], "0", "{shard:?}");
     }
 
     // With the index ready, a search uses vectors.
@@ -290,7 +316,13 @@ async fn spans_and_metrics_reach_an_otlp_receiver() {
         ]
         .iter()
         .all(|name| points.iter().any(|p| p.metric == *name));
-        (duration && documents && gauges).then_some(())
+        let redis = ["wayfinder.cache.redis.misses", "wayfinder.cache.redis.written"]
+            .iter()
+            .all(|name| points.iter().any(|p| p.metric == *name && p.value > 0.0))
+            && points
+                .iter()
+                .any(|p| p.metric == "wayfinder.cache.redis.errors" && p.value == 0.0);
+        (duration && documents && gauges && redis).then_some(())
     })
     .await;
 }

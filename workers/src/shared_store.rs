@@ -294,7 +294,7 @@ impl SharedStore {
                 match replies.get(i) {
                     Some(Ok(Some(record))) => {
                         counts.bytes_read += record.len() as u64;
-                        match self.decode(record, *hash) {
+                        match decode(record, self.model_key, *hash, self.dimension) {
                             Some((vector, tokens)) if tokens.is_some() || !with_tokens => {
                                 counts.hits += 1;
                                 hits.push(*hash);
@@ -357,7 +357,7 @@ impl SharedStore {
             }
             let pipeline = self.client.pipeline();
             for entry in batch {
-                self.encode(entry, &mut record);
+                encode(self.model_key, entry, &mut record);
                 let _: Result<(), _> = pipeline
                     .set(
                         self.key("vectors", entry.hash),
@@ -424,50 +424,57 @@ impl SharedStore {
         }
         let _ = pipeline.try_all::<Value>().await;
     }
+}
 
-    fn encode(&self, entry: &Entry, out: &mut Vec<u8>) {
-        out.clear();
-        out.extend_from_slice(RECORD_MAGIC);
-        out.extend_from_slice(&self.model_key.to_le_bytes());
-        out.extend_from_slice(&entry.hash.to_le_bytes());
-        out.extend_from_slice(&(entry.vector.len() as u32).to_le_bytes());
-        for value in entry.vector.iter() {
-            out.extend_from_slice(&value.to_le_bytes());
-        }
-        if let Some(tokens) = &entry.tokens {
-            tokens.encode(out);
-        }
-        let sum = xxh3_64(out);
-        out.extend_from_slice(&sum.to_le_bytes());
+/// A record: magic, model key, text hash, dimension, vector, token vectors if any, XXH3-64.
+fn encode(model_key: u64, entry: &Entry, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(RECORD_MAGIC);
+    out.extend_from_slice(&model_key.to_le_bytes());
+    out.extend_from_slice(&entry.hash.to_le_bytes());
+    out.extend_from_slice(&(entry.vector.len() as u32).to_le_bytes());
+    for value in entry.vector.iter() {
+        out.extend_from_slice(&value.to_le_bytes());
     }
+    if let Some(tokens) = &entry.tokens {
+        tokens.encode(out);
+    }
+    let sum = xxh3_64(out);
+    out.extend_from_slice(&sum.to_le_bytes());
+}
 
-    /// The record's vector and token vectors, if it passes every check for `hash`.
-    fn decode(&self, record: &[u8], hash: u128) -> Option<(Arc<[f32]>, Option<Arc<TokenVectors>>)> {
-        let (body, sum) = record.split_at_checked(record.len().checked_sub(8)?)?;
-        if xxh3_64(body) != u64::from_le_bytes(sum.try_into().ok()?)
-            || body.len() < RECORD_HEAD
-            || &body[..4] != RECORD_MAGIC
-            || u64::from_le_bytes(body[4..12].try_into().ok()?) != self.model_key
-            || u128::from_le_bytes(body[12..28].try_into().ok()?) != hash
-            || u32::from_le_bytes(body[28..32].try_into().ok()?) as usize != self.dimension
-        {
-            return None;
-        }
-        let (vector, rest) = body[RECORD_HEAD..].split_at_checked(4 * self.dimension)?;
-        let vector: Arc<[f32]> = vector
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        let tokens = if rest.is_empty() {
-            None
-        } else {
-            match TokenVectors::decode(rest, self.dimension) {
-                Ok((tokens, used)) if used == rest.len() => Some(Arc::new(tokens)),
-                _ => return None,
-            }
-        };
-        Some((vector, tokens))
+/// The record's vector and token vectors, if it passes every check for this model, text and
+/// dimension.
+fn decode(
+    record: &[u8],
+    model_key: u64,
+    hash: u128,
+    dimension: usize,
+) -> Option<(Arc<[f32]>, Option<Arc<TokenVectors>>)> {
+    let (body, sum) = record.split_at_checked(record.len().checked_sub(8)?)?;
+    if xxh3_64(body) != u64::from_le_bytes(sum.try_into().ok()?)
+        || body.len() < RECORD_HEAD
+        || &body[..4] != RECORD_MAGIC
+        || u64::from_le_bytes(body[4..12].try_into().ok()?) != model_key
+        || u128::from_le_bytes(body[12..28].try_into().ok()?) != hash
+        || u32::from_le_bytes(body[28..32].try_into().ok()?) as usize != dimension
+    {
+        return None;
     }
+    let (vector, rest) = body[RECORD_HEAD..].split_at_checked(4 * dimension)?;
+    let vector: Arc<[f32]> = vector
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let tokens = if rest.is_empty() {
+        None
+    } else {
+        match TokenVectors::decode(rest, dimension) {
+            Ok((tokens, used)) if used == rest.len() => Some(Arc::new(tokens)),
+            _ => return None,
+        }
+    };
+    Some((vector, tokens))
 }
 
 /// One URL for the client: several are the nodes of one cluster, as in the router.
@@ -608,6 +615,38 @@ fn watch(client: &Client, url: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_is_served_only_to_its_model_and_text_and_only_whole() {
+        let rows = [[0.5f32, -1.0, 2.0], [1.0, 0.0, 0.0]];
+        let tokens = TokenVectors::new(vec![7, 9], rows.iter().map(|r| r.as_slice()));
+        let entry = Entry {
+            hash: 42,
+            vector: Arc::from(vec![0.25f32, 0.5, -0.75]),
+            tokens: Some(Arc::new(tokens)),
+        };
+        let mut record = Vec::new();
+        encode(7, &entry, &mut record);
+        let (vector, tokens) = decode(&record, 7, 42, 3).expect("its own record");
+        assert_eq!(&*vector, &*entry.vector);
+        assert!(tokens.is_some());
+        assert!(decode(&record, 8, 42, 3).is_none(), "another model's");
+        assert!(decode(&record, 7, 43, 3).is_none(), "under another text's key");
+        assert!(decode(&record, 7, 42, 4).is_none(), "another width");
+        assert!(decode(&record[..record.len() - 1], 7, 42, 3).is_none(), "cut short");
+        assert!(decode(b"garbage", 7, 42, 3).is_none());
+        for i in [0, 5, 20, 40, record.len() - 1] {
+            let mut damaged = record.clone();
+            damaged[i] ^= 0x10;
+            assert!(decode(&damaged, 7, 42, 3).is_none(), "byte {i} flipped");
+        }
+        let bare = Entry {
+            tokens: None,
+            ..entry
+        };
+        encode(7, &bare, &mut record);
+        assert!(decode(&record, 7, 42, 3).is_some_and(|(_, tokens)| tokens.is_none()));
+    }
 
     #[test]
     fn several_urls_are_one_cluster_and_passwords_are_not_shown() {
