@@ -40,7 +40,11 @@ fn hybrid(
         .wait_indexed(published.publication, WAIT)
         .expect("indexes");
     let elapsed = started.elapsed();
-    assert!(report.failed_shards.is_empty(), "{:?}", report.failed_shards);
+    assert!(
+        report.failed_shards.is_empty(),
+        "{:?}",
+        report.failed_shards
+    );
     let counts = engine.redis_counts().unwrap_or_default();
     (report, counts, elapsed)
 }
@@ -57,7 +61,10 @@ fn seconds(samples: &[Duration]) -> String {
 
 /// Removes the saved graphs of a cache folder, keeping its vectors.
 fn remove_graphs(cache: &Path) {
-    for entry in std::fs::read_dir(cache).expect("the cache folder").flatten() {
+    for entry in std::fs::read_dir(cache)
+        .expect("the cache folder")
+        .flatten()
+    {
         if entry.file_name() != "vectors.lmdb" {
             let _ = std::fs::remove_file(entry.path());
         }

@@ -134,12 +134,42 @@ pub fn register_gauges() {
         .build();
     type Count = fn(&wayfinder_workers::RedisCounts) -> u64;
     let counters: [(&'static str, &'static str, &'static str, Count); 6] = [
-        ("wayfinder.cache.redis.hits", "Texts whose vectors the shared store had", "{text}", |c| c.hits),
-        ("wayfinder.cache.redis.misses", "Texts whose vectors the shared store lacked or could not be asked for", "{text}", |c| c.misses),
-        ("wayfinder.cache.redis.invalid", "Shared-store records that failed their check (embedded again)", "{record}", |c| c.invalid),
-        ("wayfinder.cache.redis.errors", "Shared-store commands that failed or timed out", "{command}", |c| c.errors),
-        ("wayfinder.cache.redis.written", "Vectors written to the shared store", "{record}", |c| c.written),
-        ("wayfinder.cache.redis.read", "Bytes read from the shared store", "By", |c| c.bytes_read),
+        (
+            "wayfinder.cache.redis.hits",
+            "Texts whose vectors the shared store had",
+            "{text}",
+            |c| c.hits,
+        ),
+        (
+            "wayfinder.cache.redis.misses",
+            "Texts whose vectors the shared store lacked or could not be asked for",
+            "{text}",
+            |c| c.misses,
+        ),
+        (
+            "wayfinder.cache.redis.invalid",
+            "Shared-store records that failed their check (embedded again)",
+            "{record}",
+            |c| c.invalid,
+        ),
+        (
+            "wayfinder.cache.redis.errors",
+            "Shared-store commands that failed or timed out",
+            "{command}",
+            |c| c.errors,
+        ),
+        (
+            "wayfinder.cache.redis.written",
+            "Vectors written to the shared store",
+            "{record}",
+            |c| c.written,
+        ),
+        (
+            "wayfinder.cache.redis.read",
+            "Bytes read from the shared store",
+            "By",
+            |c| c.bytes_read,
+        ),
     ];
     for (name, description, unit, count) in counters {
         meter

@@ -21,7 +21,11 @@ pub struct RedisServer {
 impl RedisServer {
     /// Starts a server and waits until it answers.
     pub fn start() -> RedisServer {
-        let dir = std::env::temp_dir().join(format!("wayfinder-redis-{}-{}", std::process::id(), free_port()));
+        let dir = std::env::temp_dir().join(format!(
+            "wayfinder-redis-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
         std::fs::create_dir_all(&dir).expect("a folder for redis-server");
         let mut server = RedisServer {
             child: None,
@@ -51,7 +55,14 @@ impl RedisServer {
         self.kill();
         let child = Command::new("redis-server")
             .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
-            .args(["--save", "", "--appendonly", "no", "--requirepass", PASSWORD])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--requirepass",
+                PASSWORD,
+            ])
             .arg("--dir")
             .arg(&self.dir)
             .arg("--logfile")
@@ -63,7 +74,11 @@ impl RedisServer {
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
         while self.cli(&["PING"]) != "PONG" {
-            assert!(Instant::now() < deadline, "redis-server does not answer on {}", self.port);
+            assert!(
+                Instant::now() < deadline,
+                "redis-server does not answer on {}",
+                self.port
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }

@@ -335,7 +335,8 @@ impl VectorCache {
         }
     }
 
-    fn contains(&self, text_hash: u128, with_tokens: bool) -> bool {
+    /// Whether the text's vector (and its token vectors when `with_tokens`) is here.
+    pub(crate) fn contains(&self, text_hash: u128, with_tokens: bool) -> bool {
         let key = key(self.model_key, text_hash);
         let vector = self.fresh_vectors.contains_key(&text_hash)
             || self

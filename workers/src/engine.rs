@@ -342,9 +342,9 @@ impl Engine {
                 }
             })
             .map_err(|e| EngineError::Thread(e.to_string()))?;
-        let (coordinator, system, shared_store) = receiver
-            .recv()
-            .map_err(|_| EngineError::Thread("the engine thread stopped while starting".into()))??;
+        let (coordinator, system, shared_store) = receiver.recv().map_err(|_| {
+            EngineError::Thread("the engine thread stopped while starting".into())
+        })??;
 
         let background = Background::start(
             BACKGROUND_THREADS_PER_CORE * crate::config::available_cores(),

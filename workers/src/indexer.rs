@@ -158,6 +158,24 @@ async fn build(
         None => usize::MAX,
     };
     let mut redis = RedisCounts::default();
+    // What another replica embedded is taken at once, in as few round trips as the store
+    // allows; what is left is leased and fetched again a few hundred at a time below.
+    if let Some(store) = &context.shared_store {
+        let wanted: Vec<(u128, bool)> = {
+            let cache = lock(&context.cache)?;
+            texts
+                .iter()
+                .map(|text| (text.hash, with_tokens.contains(&text.hash)))
+                .filter(|&(hash, tokens)| !cache.contains(hash, tokens))
+                .collect()
+        };
+        let (found, counts) = store.fetch(&wanted).await;
+        redis.add(counts);
+        let mut cache = lock(&context.cache)?;
+        for entry in found {
+            cache.insert(entry.hash, entry.vector, entry.tokens);
+        }
+    }
     let mut embedded = 0;
     let mut lease = None;
     // A text found cached may be gone when it is read (another process on the cache folder
@@ -172,7 +190,9 @@ async fn build(
                 waiting.append(&mut elsewhere);
             }
             if let (Some(store), false) = (&context.shared_store, mine.is_empty()) {
-                elsewhere.extend(from_fleet(store, &context.cache, &mut mine, &with_tokens, &mut redis).await?);
+                elsewhere.extend(
+                    from_fleet(store, &context.cache, &mut mine, &with_tokens, &mut redis).await?,
+                );
             }
             if !mine.is_empty() {
                 let claims = Claims {
@@ -186,7 +206,11 @@ async fn build(
                 if let Some(store) = &context.shared_store {
                     match &done {
                         Ok(entries) => redis.add(store.put(entries).await),
-                        Err(_) => store.unlease(&mine.iter().map(|t| t.hash).collect::<Vec<_>>()).await,
+                        Err(_) => {
+                            store
+                                .unlease(&mine.iter().map(|t| t.hash).collect::<Vec<_>>())
+                                .await
+                        }
                     }
                 }
                 done?;
@@ -317,10 +341,7 @@ async fn from_fleet<'t>(
     let hashes: Vec<u128> = mine.iter().map(|text| text.hash).collect();
     let (ours, leased) = store.lease(&hashes).await;
     counts.add(leased);
-    let (held, kept): (Vec<_>, Vec<_>) = mine
-        .drain(..)
-        .zip(ours)
-        .partition(|(_, ours)| !*ours);
+    let (held, kept): (Vec<_>, Vec<_>) = mine.drain(..).zip(ours).partition(|(_, ours)| !*ours);
     *mine = kept.into_iter().map(|(text, _)| text).collect();
     let held: Vec<&Text> = held.into_iter().map(|(text, _)| text).collect();
     if !held.is_empty() {

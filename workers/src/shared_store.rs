@@ -28,12 +28,15 @@ use std::time::{Duration, Instant};
 
 use fred::prelude::*;
 use fred::types::Builder;
+use futures_util::StreamExt as _;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::tokens::TokenVectors;
 
-/// Keys read in one pipeline.
+/// Keys read in one pipeline, and pipelines in flight at once (the replies of one are decoded
+/// while the next ones travel).
 const FETCH_BATCH: usize = 256;
+const FETCH_IN_FLIGHT: usize = 4;
 /// Records written in one pipeline (each about 1.5 KB, with token vectors about 10 KB).
 const WRITE_BATCH: usize = 64;
 /// How long a lease holds: far longer than a replica takes to embed the texts it leases at
@@ -275,52 +278,16 @@ impl SharedStore {
     }
 
     /// The vectors Redis holds of `wanted` (text hash, and whether its token vectors are
-    /// needed too: a record without them is then a miss).
+    /// needed too: a record without them is then a miss), a few pipelines in flight.
     pub(crate) async fn fetch(&self, wanted: &[(u128, bool)]) -> (Vec<Entry>, RedisCounts) {
         let mut found = Vec::new();
         let mut counts = RedisCounts::default();
-        for batch in wanted.chunks(FETCH_BATCH) {
-            if !self.available() {
-                counts.misses += batch.len() as u64;
-                continue;
-            }
-            let pipeline = self.client.pipeline();
-            for (hash, _) in batch {
-                let _: Result<(), _> = pipeline.get(self.key("vectors", *hash)).await;
-            }
-            let replies = pipeline.try_all::<Option<bytes::Bytes>>().await;
-            let mut hits = Vec::new();
-            for (i, (hash, with_tokens)) in batch.iter().enumerate() {
-                match replies.get(i) {
-                    Some(Ok(Some(record))) => {
-                        counts.bytes_read += record.len() as u64;
-                        match decode(record, self.model_key, *hash, self.dimension) {
-                            Some((vector, tokens)) if tokens.is_some() || !with_tokens => {
-                                counts.hits += 1;
-                                hits.push(*hash);
-                                found.push(Entry {
-                                    hash: *hash,
-                                    vector,
-                                    tokens,
-                                });
-                            }
-                            Some(_) => counts.misses += 1,
-                            None => {
-                                counts.invalid += 1;
-                                counts.misses += 1;
-                            }
-                        }
-                    }
-                    Some(Ok(None)) => counts.misses += 1,
-                    Some(Err(error)) => {
-                        self.failed("read", error, &mut counts);
-                        counts.misses += (batch.len() - i) as u64;
-                        break;
-                    }
-                    None => counts.misses += 1,
-                }
-            }
-            self.refresh(&hits).await;
+        let mut batches = futures_util::stream::iter(wanted.chunks(FETCH_BATCH))
+            .map(|batch| self.fetch_batch(batch))
+            .buffered(FETCH_IN_FLIGHT);
+        while let Some((entries, batch_counts)) = batches.next().await {
+            found.extend(entries);
+            counts.add(batch_counts);
         }
         if counts.invalid > 0 {
             tracing::warn!(
@@ -331,19 +298,58 @@ impl SharedStore {
         (found, self.record(counts))
     }
 
-    /// Restarts the TTL of entries read: what a live catalog uses does not expire.
-    async fn refresh(&self, hashes: &[u128]) {
-        let Some(ttl) = self.ttl else { return };
-        if hashes.is_empty() {
-            return;
+    /// One pipeline: each key's GET and, with a TTL, its EXPIRE (what a live catalog reads
+    /// does not expire; on a missing key it does nothing).
+    async fn fetch_batch(&self, batch: &[(u128, bool)]) -> (Vec<Entry>, RedisCounts) {
+        let mut found = Vec::new();
+        let mut counts = RedisCounts::default();
+        if !self.available() {
+            counts.misses += batch.len() as u64;
+            return (found, counts);
         }
         let pipeline = self.client.pipeline();
-        for hash in hashes {
-            let _: Result<(), _> = pipeline
-                .expire(self.key("vectors", *hash), ttl.as_secs() as i64, None)
-                .await;
+        for (hash, _) in batch {
+            let key = self.key("vectors", *hash);
+            let _: Result<(), _> = pipeline.get(key.as_str()).await;
+            if let Some(ttl) = self.ttl {
+                let _: Result<(), _> = pipeline.expire(key, ttl.as_secs() as i64, None).await;
+            }
         }
-        let _ = pipeline.try_all::<Value>().await;
+        let replies = pipeline.try_all::<Value>().await;
+        let step = if self.ttl.is_some() { 2 } else { 1 };
+        for (i, (hash, with_tokens)) in batch.iter().enumerate() {
+            match replies
+                .get(i * step)
+                .cloned()
+                .map(|r| r.and_then(Value::convert::<Option<bytes::Bytes>>))
+            {
+                Some(Ok(Some(record))) => {
+                    counts.bytes_read += record.len() as u64;
+                    match decode(&record, self.model_key, *hash, self.dimension) {
+                        Some((vector, tokens)) if tokens.is_some() || !with_tokens => {
+                            counts.hits += 1;
+                            found.push(Entry {
+                                hash: *hash,
+                                vector,
+                                tokens,
+                            });
+                        }
+                        Some(_) => counts.misses += 1,
+                        None => {
+                            counts.invalid += 1;
+                            counts.misses += 1;
+                        }
+                    }
+                }
+                Some(Ok(None)) | None => counts.misses += 1,
+                Some(Err(error)) => {
+                    self.failed("read", &error, &mut counts);
+                    counts.misses += (batch.len() - i) as u64;
+                    break;
+                }
+            }
+        }
+        (found, counts)
     }
 
     /// Writes what this replica embedded.
@@ -368,7 +374,12 @@ impl SharedStore {
                     )
                     .await;
             }
-            match pipeline.try_all::<Value>().await.into_iter().find_map(Result::err) {
+            match pipeline
+                .try_all::<Value>()
+                .await
+                .into_iter()
+                .find_map(Result::err)
+            {
                 Some(error) => {
                     self.failed("write", &error, &mut counts);
                     break;
@@ -631,9 +642,15 @@ mod tests {
         assert_eq!(&*vector, &*entry.vector);
         assert!(tokens.is_some());
         assert!(decode(&record, 8, 42, 3).is_none(), "another model's");
-        assert!(decode(&record, 7, 43, 3).is_none(), "under another text's key");
+        assert!(
+            decode(&record, 7, 43, 3).is_none(),
+            "under another text's key"
+        );
         assert!(decode(&record, 7, 42, 4).is_none(), "another width");
-        assert!(decode(&record[..record.len() - 1], 7, 42, 3).is_none(), "cut short");
+        assert!(
+            decode(&record[..record.len() - 1], 7, 42, 3).is_none(),
+            "cut short"
+        );
         assert!(decode(b"garbage", 7, 42, 3).is_none());
         for i in [0, 5, 20, 40, record.len() - 1] {
             let mut damaged = record.clone();
@@ -658,7 +675,9 @@ mod tests {
         assert_eq!(url.scheme(), "redis-cluster");
         assert!(url.as_str().contains("node=b%3A7001"), "{url}");
         assert!(!shown_url(&url).contains("secret"));
-        let error = combined_url(&["http://x:pw@host".into()]).unwrap_err().to_string();
+        let error = combined_url(&["http://x:pw@host".into()])
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("scheme") && !error.contains("pw"), "{error}");
         assert!(combined_url(&[]).is_err());
     }
