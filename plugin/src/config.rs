@@ -676,10 +676,26 @@ mod tests {
                 serde_json::json!({ "tenants": { "default": "nobody", "contracts": { "public": {} } } }),
                 "tenants.default",
             ),
+            (
+                serde_json::json!({ "index": { "redis": { "urls": [] } } }),
+                "index.redis.urls",
+            ),
+            (
+                serde_json::json!({ "index": { "redis": { "urls": ["redis://r:6379"], "timeout": "0s" } } }),
+                "index.redis.timeout",
+            ),
         ] {
             let error = checked(config).expect_err("refused");
             assert!(error.contains(key), "{error}");
         }
+        let redis: Config = serde_json::from_value(serde_json::json!({
+            "index": { "redis": { "urls": ["redis://r:6379"] } }
+        }))
+        .unwrap();
+        let engine = redis.engine().redis.expect("index.redis reaches the engine");
+        assert_eq!(engine.namespace, "wayfinder");
+        assert_eq!(engine.timeout, Duration::from_millis(500));
+        assert!(!engine.required_to_start);
         assert!(checked(serde_json::json!({
             "cursors": { "secret": "long-enough-for-a-key" },
             "tenants": { "enforce": "search_only", "contracts": { "public": { "exclude_tags": ["internal"] } } },
