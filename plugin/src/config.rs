@@ -692,7 +692,10 @@ mod tests {
             "index": { "redis": { "urls": ["redis://r:6379"] } }
         }))
         .unwrap();
-        let engine = redis.engine().redis.expect("index.redis reaches the engine");
+        let engine = redis
+            .engine()
+            .redis
+            .expect("index.redis reaches the engine");
         assert_eq!(engine.namespace, "wayfinder");
         assert_eq!(engine.timeout, Duration::from_millis(500));
         assert!(!engine.required_to_start);

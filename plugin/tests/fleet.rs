@@ -222,6 +222,20 @@ async fn a_new_replica_takes_every_vector_from_redis_and_ranks_alike() {
         count(&cold, "embedded"),
         "A wrote what it embedded"
     );
+    let graphs = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|entry| {
+                let name = entry.as_ref().unwrap().file_name();
+                name.to_string_lossy().ends_with(".usearch")
+            })
+            .count()
+    };
+    assert_eq!(
+        redis.keys("wayfinder:graphs:*").len(),
+        graphs(caches[0].path()),
+        "A shared the graphs it built"
+    );
     let from_a = ranking(&a, &questions).await;
     assert!(from_a.iter().all(|page| page.len() == 10));
 
@@ -233,6 +247,11 @@ async fn a_new_replica_takes_every_vector_from_redis_and_ranks_alike() {
         "{ready}"
     );
     assert_eq!(ready["generation"], cold["generation"]);
+    assert_eq!(
+        graphs(caches[1].path()),
+        graphs(caches[0].path()),
+        "B took A's graphs"
+    );
     for (i, (page_b, page_a)) in ranking(&b, &questions)
         .await
         .iter()

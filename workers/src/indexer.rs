@@ -8,7 +8,8 @@
 //! keeps its content-token vectors, which the shard holds beside its graph. The cache is saved
 //! every few thousand new vectors, so a killed process keeps most of a long cold run. The shard's graph
 //! is then loaded from the cache folder when one was saved for exactly these vectors, else
-//! updated from the previous catalog's shard or built, and saved.
+//! taken from the fleet's shared store (another replica built it for exactly these vectors),
+//! or updated from the previous catalog's shard or built, and saved (and shared).
 //!
 //! Builds are handled one at a time per shard (`AtomicResponse`): a second catalog that
 //! changes the same shard waits for the first build and then finds its vectors cached.
@@ -248,19 +249,53 @@ async fn build(
     let dimension = context.dimension;
     let previous = message.previous.clone();
     let graphs = context.graphs.clone();
-    let (shard, graph) = tokio::task::spawn_blocking(move || {
-        let file = graphs.map(|dir| ShardFile::new(&dir, &name, &entries));
-        shard_for(
+    let shard_name = name.clone();
+    let (file, entries) = tokio::task::spawn_blocking(move || {
+        let file = graphs.map(|dir| ShardFile::new(&dir, &shard_name, &entries));
+        (file, entries)
+    })
+    .await
+    .map_err(|e| format!("the shard build thread failed: {e}"))?;
+    // A graph another replica built for exactly these entries, when none is saved here.
+    let shared_graph = match (&context.shared_store, &file) {
+        (Some(store), Some(file)) if !file.exists() => {
+            let (graph, counts) = store.fetch_graph(file.name()).await;
+            redis.add(counts);
+            graph
+        }
+        _ => None,
+    };
+    let graph_from_redis = shared_graph.is_some();
+    let share = context.shared_store.is_some();
+    let (shard, graph, to_share) = tokio::task::spawn_blocking(move || {
+        if let (Some(graph), Some(file)) = (&shared_graph, &file) {
+            if let Err(error) = file.write(graph) {
+                tracing::warn!(shard = %name, %error, "cannot save the graph taken from Redis; building it");
+            }
+        }
+        let (shard, graph) = shard_for(
             &name,
             file.as_ref(),
             previous.as_deref(),
             dimension,
             &entries,
-        )
+        )?;
+        // A graph made here, for the other replicas.
+        let to_share = file
+            .filter(|_| share && graph != "loaded")
+            .and_then(|file| Some((file.name().to_string(), file.read()?)));
+        Ok::<_, VectorError>((shard, graph, to_share))
     })
     .await
     .map_err(|e| format!("the shard build thread failed: {e}"))?
     .map_err(|e| e.to_string())?;
+    let graph = match graph {
+        "loaded" if graph_from_redis => "shared",
+        graph => graph,
+    };
+    if let (Some(store), Some((file_name, bytes))) = (&context.shared_store, to_share) {
+        redis.add(store.put_graph(&file_name, &bytes).await);
+    }
     let span = tracing::Span::current();
     span.record("embedded", embedded);
     span.record("reused", reused);

@@ -16,8 +16,12 @@
 //! at all, so an outage costs an indexing run one timeout, not one per batch. Nothing on the
 //! request path reads Redis.
 //!
+//! Built vector graphs are shared too ([`SharedStore::fetch_graph`]): a new replica would
+//! otherwise spend most of its start building them (3.5 of 4.8 s on github).
+//!
 //! Keys follow the router's caches (`namespace:` then the key): `vectors:{model key}:{text
-//! hash}` and `lease:{model key}:{text hash}`, in hex. A record holds the model key, the text
+//! hash}`, `lease:{model key}:{text hash}`, in hex, and `graphs:{model key}:{graph file
+//! name}` (the name hashes the shard and its exact entries). A record holds the model key, the text
 //! hash, the vector (`dimension` f32 little endian), the token vectors if any, and an XXH3-64
 //! of all of that: a record damaged, cut short, or written under another key or by another
 //! model fails the check and is ignored, never served.
@@ -42,6 +46,8 @@ const WRITE_BATCH: usize = 64;
 /// How long a lease holds: far longer than a replica takes to embed the texts it leases at
 /// once (`crate::indexer::LEASED_AT_ONCE`), and how long the others wait when it dies.
 pub(crate) const LEASE: Duration = Duration::from_secs(30);
+/// A graph (github's: about 25 MB) may take this many times `timeout` to move.
+const GRAPH_TIMEOUT_FACTOR: u32 = 20;
 /// After an error the store is not asked for this long.
 const PAUSE_AFTER_ERROR: Duration = Duration::from_secs(5);
 /// Reconnection attempts back off from this to [`RECONNECT_MAX_MS`], without end.
@@ -49,6 +55,7 @@ const RECONNECT_MIN_MS: u32 = 100;
 const RECONNECT_MAX_MS: u32 = 5_000;
 
 const RECORD_MAGIC: &[u8; 4] = b"WFR\x01";
+const GRAPH_MAGIC: &[u8; 4] = b"WFG\x01";
 const RECORD_HEAD: usize = 4 + 8 + 16 + 4;
 
 /// Where the shared store is and how to talk to it; the same fields, with the same meanings, as
@@ -160,6 +167,8 @@ pub(crate) struct SharedStore {
     owner: String,
     paused_until: Mutex<Option<Instant>>,
     total: Mutex<RedisCounts>,
+    /// Options of the commands that move a whole graph (megabytes): a longer timeout.
+    long: Options,
 }
 
 impl SharedStore {
@@ -229,6 +238,10 @@ impl SharedStore {
             owner: format!("{:016x}", rand::random::<u64>()),
             paused_until: Mutex::new(None),
             total: Mutex::new(RedisCounts::default()),
+            long: Options {
+                timeout: Some(timeout * GRAPH_TIMEOUT_FACTOR),
+                ..Options::default()
+            },
         })
     }
 
@@ -238,10 +251,11 @@ impl SharedStore {
     }
 
     fn key(&self, kind: &str, hash: u128) -> String {
-        format!(
-            "{}:{kind}:{:016x}:{hash:032x}",
-            self.namespace, self.model_key
-        )
+        self.key_named(kind, &format!("{hash:032x}"))
+    }
+
+    fn key_named(&self, kind: &str, name: &str) -> String {
+        format!("{}:{kind}:{:016x}:{name}", self.namespace, self.model_key)
     }
 
     /// Whether to ask Redis now: connected, and no error in the last [`PAUSE_AFTER_ERROR`].
@@ -390,6 +404,57 @@ impl SharedStore {
         self.record(counts)
     }
 
+    /// The graph another replica built and shared under `name` (a [`crate::vector::ShardFile`]
+    /// name: the shard and the exact entries it holds), if Redis has it whole.
+    pub(crate) async fn fetch_graph(&self, name: &str) -> (Option<Vec<u8>>, RedisCounts) {
+        let mut counts = RedisCounts::default();
+        if !self.available() {
+            return (None, counts);
+        }
+        let key = self.key_named("graphs", name);
+        let reply: Result<Option<bytes::Bytes>, _> =
+            self.client.with_options(&self.long).get(key.as_str()).await;
+        let graph = match reply {
+            Ok(Some(record)) => {
+                counts.bytes_read += record.len() as u64;
+                let graph = decode_graph(&record, self.model_key, name);
+                if graph.is_none() {
+                    counts.invalid += 1;
+                    tracing::warn!(%key, "wayfinder: a graph in Redis failed its check; ignored, and built here");
+                } else if let Some(ttl) = self.ttl {
+                    let _: Result<Value, _> =
+                        self.client.expire(key, ttl.as_secs() as i64, None).await;
+                }
+                graph
+            }
+            Ok(None) => None,
+            Err(error) => {
+                self.failed("graph read", &error, &mut counts);
+                None
+            }
+        };
+        (graph, self.record(counts))
+    }
+
+    /// Shares a graph this replica built.
+    pub(crate) async fn put_graph(&self, name: &str, graph: &[u8]) -> RedisCounts {
+        let mut counts = RedisCounts::default();
+        if !self.available() {
+            return counts;
+        }
+        let expire = self.ttl.map(|ttl| Expiration::EX(ttl.as_secs() as i64));
+        let record = encode_graph(self.model_key, name, graph);
+        let written: Result<Value, _> = self
+            .client
+            .with_options(&self.long)
+            .set(self.key_named("graphs", name), record, expire, None, false)
+            .await;
+        if let Err(error) = written {
+            self.failed("graph write", &error, &mut counts);
+        }
+        self.record(counts)
+    }
+
     /// Leases `hashes` for this replica to embed; `true` where it got the lease, `false` where
     /// another replica holds it. Unreachable, every one is this replica's.
     pub(crate) async fn lease(&self, hashes: &[u128]) -> (Vec<bool>, RedisCounts) {
@@ -486,6 +551,35 @@ fn decode(
         }
     };
     Some((vector, tokens))
+}
+
+/// A graph record: magic, model key, the graph's name, the graph, XXH3-64 of all of it.
+fn encode_graph(model_key: u64, name: &str, graph: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + 8 + 4 + name.len() + graph.len() + 8);
+    out.extend_from_slice(GRAPH_MAGIC);
+    out.extend_from_slice(&model_key.to_le_bytes());
+    out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(graph);
+    let sum = xxh3_64(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// The graph in a record, if it passes every check for this model and name.
+fn decode_graph(record: &[u8], model_key: u64, name: &str) -> Option<Vec<u8>> {
+    let (body, sum) = record.split_at_checked(record.len().checked_sub(8)?)?;
+    let head = 4 + 8 + 4 + name.len();
+    if xxh3_64(body) != u64::from_le_bytes(sum.try_into().ok()?)
+        || body.len() < head
+        || &body[..4] != GRAPH_MAGIC
+        || u64::from_le_bytes(body[4..12].try_into().ok()?) != model_key
+        || u32::from_le_bytes(body[12..16].try_into().ok()?) as usize != name.len()
+        || &body[16..head] != name.as_bytes()
+    {
+        return None;
+    }
+    Some(body[head..].to_vec())
 }
 
 /// One URL for the client: several are the nodes of one cluster, as in the router.
@@ -663,6 +757,21 @@ mod tests {
         };
         encode(7, &bare, &mut record);
         assert!(decode(&record, 7, 42, 3).is_some_and(|(_, tokens)| tokens.is_none()));
+    }
+
+    #[test]
+    fn a_graph_record_is_served_only_whole_and_under_its_name() {
+        let record = encode_graph(7, "graph-a.usearch", b"the graph");
+        assert_eq!(
+            decode_graph(&record, 7, "graph-a.usearch").as_deref(),
+            Some(&b"the graph"[..])
+        );
+        assert!(decode_graph(&record, 8, "graph-a.usearch").is_none());
+        assert!(decode_graph(&record, 7, "graph-b.usearch").is_none());
+        let mut damaged = record.clone();
+        damaged[30] ^= 1;
+        assert!(decode_graph(&damaged, 7, "graph-a.usearch").is_none());
+        assert!(decode_graph(&record[..10], 7, "graph-a.usearch").is_none());
     }
 
     #[test]

@@ -256,6 +256,31 @@ impl ShardFile {
         }
     }
 
+    /// The file's name: the graph's identity, also in the fleet's shared store.
+    pub fn name(&self) -> &str {
+        self.path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or_default()
+    }
+
+    pub fn exists(&self) -> bool {
+        self.path.exists()
+    }
+
+    /// The saved graph's bytes, if any.
+    pub fn read(&self) -> Option<Vec<u8>> {
+        std::fs::read(&self.path).ok()
+    }
+
+    /// Saves a graph's bytes taken elsewhere (the fleet's shared store), as [`VectorShard::save`]
+    /// does.
+    pub fn write(&self, bytes: &[u8]) -> Result<(), VectorError> {
+        write_atomically(&self.path, bytes).map_err(vector_error)?;
+        self.remove_old();
+        Ok(())
+    }
+
     /// Removes the shard's graph files but this one and the newest others, up to
     /// [`GRAPHS_KEPT`] in all; one that cannot be removed is left (it is never loaded for other
     /// entries).
