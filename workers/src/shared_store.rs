@@ -340,13 +340,9 @@ impl SharedStore {
                 Some(Ok(Some(record))) => {
                     counts.bytes_read += record.len() as u64;
                     match decode(&record, self.model_key, *hash, self.dimension) {
-                        Some((vector, tokens)) if tokens.is_some() || !with_tokens => {
+                        Some(entry) if entry.tokens.is_some() || !with_tokens => {
                             counts.hits += 1;
-                            found.push(Entry {
-                                hash: *hash,
-                                vector,
-                                tokens,
-                            });
+                            found.push(entry);
                         }
                         Some(_) => counts.misses += 1,
                         None => {
@@ -519,14 +515,8 @@ fn encode(model_key: u64, entry: &Entry, out: &mut Vec<u8>) {
     out.extend_from_slice(&sum.to_le_bytes());
 }
 
-/// The record's vector and token vectors, if it passes every check for this model, text and
-/// dimension.
-fn decode(
-    record: &[u8],
-    model_key: u64,
-    hash: u128,
-    dimension: usize,
-) -> Option<(Arc<[f32]>, Option<Arc<TokenVectors>>)> {
+/// The record's entry, if it passes every check for this model, text and dimension.
+fn decode(record: &[u8], model_key: u64, hash: u128, dimension: usize) -> Option<Entry> {
     let (body, sum) = record.split_at_checked(record.len().checked_sub(8)?)?;
     if xxh3_64(body) != u64::from_le_bytes(sum.try_into().ok()?)
         || body.len() < RECORD_HEAD
@@ -550,7 +540,11 @@ fn decode(
             _ => return None,
         }
     };
-    Some((vector, tokens))
+    Some(Entry {
+        hash,
+        vector,
+        tokens,
+    })
 }
 
 /// A graph record: magic, model key, the graph's name, the graph, XXH3-64 of all of it.
@@ -732,9 +726,9 @@ mod tests {
         };
         let mut record = Vec::new();
         encode(7, &entry, &mut record);
-        let (vector, tokens) = decode(&record, 7, 42, 3).expect("its own record");
-        assert_eq!(&*vector, &*entry.vector);
-        assert!(tokens.is_some());
+        let decoded = decode(&record, 7, 42, 3).expect("its own record");
+        assert_eq!(&*decoded.vector, &*entry.vector);
+        assert!(decoded.tokens.is_some());
         assert!(decode(&record, 8, 42, 3).is_none(), "another model's");
         assert!(
             decode(&record, 7, 43, 3).is_none(),
@@ -756,7 +750,7 @@ mod tests {
             ..entry
         };
         encode(7, &bare, &mut record);
-        assert!(decode(&record, 7, 42, 3).is_some_and(|(_, tokens)| tokens.is_none()));
+        assert!(decode(&record, 7, 42, 3).is_some_and(|entry| entry.tokens.is_none()));
     }
 
     #[test]
