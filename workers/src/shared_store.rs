@@ -172,8 +172,9 @@ pub(crate) struct SharedStore {
 }
 
 impl SharedStore {
-    /// Connects (waiting for the connection only when `required_to_start`); the client then
-    /// reconnects on its own, for as long as the process runs.
+    /// Connects: with `required_to_start`, fails when Redis cannot be reached; otherwise waits
+    /// at most `timeout` for it and goes on without it. The client then reconnects on its own,
+    /// for as long as the engine runs.
     pub(crate) async fn connect(
         config: &RedisConfig,
         model_key: u64,
