@@ -184,7 +184,10 @@ pub fn index(schema: &Path, args: &EngineArgs) -> anyhow::Result<()> {
         report.shards, report.shards_rebuilt
     );
     println!("embedded now   {}", report.embedded);
-    println!("from cache     {}", report.reused - report.from_redis);
+    println!(
+        "from cache     {}",
+        report.reused.saturating_sub(report.from_redis)
+    );
     if args.redis.is_some() {
         println!("from Redis     {}", report.from_redis);
     }

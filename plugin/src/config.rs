@@ -290,11 +290,10 @@ pub struct Redis {
     /// `redis://`, `rediss://` (TLS), `redis-cluster://` or `redis-sentinel://` URLs; several
     /// are the nodes of one cluster.
     pub urls: Vec<String>,
-    /// Redis username if not given in the URLs; takes precedence over the URL's.
+    /// Redis username; replaces the one in the URLs.
     #[serde(default)]
     pub username: Option<String>,
-    /// Redis password if not given in the URLs; takes precedence over the URL's. Logs show
-    /// URLs without it.
+    /// Redis password; replaces the one in the URLs. Logs show URLs without it.
     #[serde(default)]
     pub password: Option<String>,
     /// Prefix of every key (`<namespace>:vectors:…`), so that deployments can share a Redis.
@@ -305,8 +304,9 @@ pub struct Redis {
     #[serde(default = "default_redis_ttl", with = "humantime_serde")]
     #[schemars(with = "String")]
     pub ttl: Duration,
-    /// Longest wait for one Redis command; past it the command counts as a miss and Redis is
-    /// left alone for a few seconds. Default: `500ms`.
+    /// Longest wait for one Redis command or pipeline (256 reads; a whole graph may take 20
+    /// times as long); past it, what it asked counts as missing and Redis is left alone for a
+    /// few seconds. Default: `500ms`.
     #[serde(default = "default_redis_timeout", with = "humantime_serde")]
     #[schemars(with = "String")]
     pub timeout: Duration,

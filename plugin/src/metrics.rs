@@ -136,13 +136,13 @@ pub fn register_gauges() {
     let counters: [(&'static str, &'static str, &'static str, Count); 6] = [
         (
             "wayfinder.cache.redis.hits",
-            "Texts whose vectors the shared store had",
+            "Lookups of a text the shared store answered with its vectors",
             "{text}",
             |c| c.hits,
         ),
         (
             "wayfinder.cache.redis.misses",
-            "Texts whose vectors the shared store lacked or could not be asked for",
+            "Lookups of a text the shared store could not answer (absent, damaged, or the store away)",
             "{text}",
             |c| c.misses,
         ),
@@ -154,7 +154,7 @@ pub fn register_gauges() {
         ),
         (
             "wayfinder.cache.redis.errors",
-            "Shared-store commands that failed or timed out",
+            "Shared-store commands or pipelines that failed or timed out",
             "{command}",
             |c| c.errors,
         ),

@@ -393,7 +393,7 @@ async fn redis_away_stalled_killed_or_flushed_fails_no_request() {
     );
     assert_eq!(redis.cli(&["CLIENT", "UNPAUSE"]), "OK");
 
-    // Killed mid-run.
+    // Killed: the next run goes on without it.
     redis.kill();
     change_a_description(&router, "Three");
     let ready = indexed(&router, 4).await;

@@ -38,8 +38,9 @@ const CHECKPOINT_EVERY: usize = 4096;
 const LOG_EVERY: Duration = Duration::from_secs(5);
 /// How often a shard checks on texts another shard is embedding.
 const CLAIM_POLL: Duration = Duration::from_millis(20);
-/// Texts leased from the fleet at once: embedded well within [`LEASE`](crate::shared_store::LEASE) on a slow machine
-/// (about 3 s at 100 texts a second), so that a lease does not end while its holder works.
+/// Texts leased from the fleet at once, in a chunk: with at most two chunks per replica in
+/// flight, embedded well within the lease on a slow machine (512 texts in about 5 s at 100 a
+/// second, against 30 s), so that a lease does not end while its holder works.
 pub(crate) const LEASED_AT_ONCE: usize = 256;
 /// How often a shard checks on texts another replica is embedding.
 const FLEET_POLL: Duration = Duration::from_millis(250);
@@ -170,12 +171,7 @@ async fn build(
                 .filter(|&(hash, tokens)| !cache.contains(hash, tokens))
                 .collect()
         };
-        let (found, counts) = store.fetch(&wanted).await;
-        redis.add(counts);
-        let mut cache = lock(&context.cache)?;
-        for entry in found {
-            cache.insert(entry.hash, entry.vector, entry.tokens);
-        }
+        take_from_fleet(store, &context.cache, &wanted, &mut redis).await?;
     }
     let mut embedded = 0;
     let mut lease = None;
@@ -184,22 +180,25 @@ async fn build(
     let mut attempt = 0;
     let (entries, tokens) = loop {
         loop {
+            // With a shared store, a chunk is leased only when this replica can embed it soon.
+            let permit = match &context.shared_store {
+                Some(store) => store.lease_permit().await,
+                None => None,
+            };
             let mut mine = claim(&context.cache, &mut waiting, &with_tokens, at_once)?;
             if mine.is_empty() && !elsewhere.is_empty() && Instant::now() >= next_check {
                 next_check = Instant::now() + FLEET_POLL;
-                mine = claim(&context.cache, &mut elsewhere, &with_tokens, usize::MAX)?;
+                mine = claim(&context.cache, &mut elsewhere, &with_tokens, at_once)?;
                 waiting.append(&mut elsewhere);
             }
+            let mut claims = Claims::new(&context.cache, &mine);
             if let (Some(store), false) = (&context.shared_store, mine.is_empty()) {
                 elsewhere.extend(
                     from_fleet(store, &context.cache, &mut mine, &with_tokens, &mut redis).await?,
                 );
+                claims.keep(&mine);
             }
             if !mine.is_empty() {
-                let claims = Claims {
-                    cache: &context.cache,
-                    texts: &mine,
-                };
                 // Held until the build ends: a build waiting on another's claims embeds again
                 // soon.
                 let workers = &lease.get_or_insert_with(|| context.pool.lease()).workers;
@@ -215,7 +214,7 @@ async fn build(
                     }
                 }
                 done?;
-                drop(claims);
+                drop((claims, permit));
                 embedded += mine.len();
             } else if waiting.is_empty() && elsewhere.is_empty() {
                 break;
@@ -358,21 +357,8 @@ async fn from_fleet<'t>(
         .iter()
         .map(|text| (text.hash, with_tokens.contains(&text.hash)))
         .collect();
-    let (found, fetched) = store.fetch(&wanted).await;
-    counts.add(fetched);
-    if !found.is_empty() {
-        let found: HashSet<u128> = {
-            let mut cache = lock(cache)?;
-            found
-                .into_iter()
-                .map(|entry| {
-                    cache.insert(entry.hash, entry.vector, entry.tokens);
-                    entry.hash
-                })
-                .collect()
-        };
-        mine.retain(|text| !found.contains(&text.hash));
-    }
+    let found = take_from_fleet(store, cache, &wanted, counts).await?;
+    mine.retain(|text| !found.contains(&text.hash));
     let hashes: Vec<u128> = mine.iter().map(|text| text.hash).collect();
     let (ours, leased) = store.lease(&hashes).await;
     counts.add(leased);
@@ -386,6 +372,25 @@ async fn from_fleet<'t>(
         }
     }
     Ok(held)
+}
+
+/// Fetches `wanted` from the fleet's store into the cache; the texts found.
+async fn take_from_fleet(
+    store: &SharedStore,
+    cache: &Mutex<VectorCache>,
+    wanted: &[(u128, bool)],
+    counts: &mut RedisCounts,
+) -> Result<HashSet<u128>, String> {
+    let (found, fetched) = store.fetch(wanted).await;
+    counts.add(fetched);
+    let mut cache = lock(cache)?;
+    Ok(found
+        .into_iter()
+        .map(|entry| {
+            cache.insert(entry.hash, entry.vector, entry.tokens);
+            entry.hash
+        })
+        .collect())
 }
 
 /// A shard's view vectors and document-text token vectors, read from the cache, with the
@@ -522,18 +527,30 @@ async fn embed(
     Ok(written)
 }
 
-/// Texts claimed for embedding; whatever did not reach the cache is released on drop, so
-/// another shard can claim it.
+/// Texts claimed for embedding; whatever did not reach the cache is released on drop (an
+/// error, or the build cancelled), so another shard can claim it.
 struct Claims<'a> {
     cache: &'a Mutex<VectorCache>,
-    texts: &'a [&'a Text],
+    hashes: Vec<u128>,
+}
+
+impl<'a> Claims<'a> {
+    fn new(cache: &'a Mutex<VectorCache>, texts: &[&Text]) -> Self {
+        let hashes = texts.iter().map(|text| text.hash).collect();
+        Claims { cache, hashes }
+    }
+
+    /// Keeps only `texts`: the others were taken from the store or released already.
+    fn keep(&mut self, texts: &[&Text]) {
+        self.hashes = texts.iter().map(|text| text.hash).collect();
+    }
 }
 
 impl Drop for Claims<'_> {
     fn drop(&mut self) {
         if let Ok(mut cache) = self.cache.lock() {
-            for text in self.texts {
-                cache.release(text.hash);
+            for hash in &self.hashes {
+                cache.release(*hash);
             }
         }
     }

@@ -5,16 +5,18 @@
 //! what comes from Redis is kept there too.
 //!
 //! Flow (driven by the shard indexer, [`crate::indexer`]): the texts the local cache lacks are
-//! fetched in pipelined batches ([`SharedStore::fetch`]); those still missing are leased
-//! ([`SharedStore::lease`], `SET NX PX`); a text another replica holds is fetched again until it
-//! appears, or its lease ends (its holder died) and it is taken over. What a replica embeds is
-//! written back ([`SharedStore::put`]).
+//! fetched in pipelined batches ([`SharedStore::fetch`]); those still missing are leased a
+//! chunk at a time, at most [`LEASES_IN_FLIGHT`] chunks per replica ([`SharedStore::lease`],
+//! `SET NX PX`); a text another replica holds is fetched again until it appears, or its lease
+//! ends (its holder died) and it is taken over. What a replica embeds is written back, and its
+//! leases removed ([`SharedStore::put`]).
 //!
 //! Redis is never needed. Down, slow past `timeout`, flushed, or holding a record that fails
-//! its check: each counts as a miss, and the text is embedded here. After an error the store is
-//! left alone for [`PAUSE_AFTER_ERROR`], and while the client is disconnected it is not asked
-//! at all, so an outage costs an indexing run one timeout, not one per batch. Nothing on the
-//! request path reads Redis.
+//! its check: each counts as a miss, and the text is embedded here. After an outage's error the
+//! store is left alone for [`PAUSE_AFTER_ERROR`]; while the client is disconnected (a connection
+//! silent for [`UNRESPONSIVE_AFTER`] is dropped) it is not asked at all; so an outage costs an
+//! indexing run a timeout every few seconds, not one per batch. Nothing on the request path
+//! reads Redis.
 //!
 //! Built vector graphs are shared too ([`SharedStore::fetch_graph`]): a new replica would
 //! otherwise spend most of its start building them (3.5 of 4.8 s on github).
@@ -31,6 +33,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fred::prelude::*;
+use fred::types::config::UnresponsiveConfig;
 use fred::types::Builder;
 use futures_util::StreamExt as _;
 use xxhash_rust::xxh3::xxh3_64;
@@ -46,8 +49,12 @@ const WRITE_BATCH: usize = 64;
 /// How long a lease holds: far longer than a replica takes to embed the texts it leases at
 /// once (`crate::indexer::LEASED_AT_ONCE`), and how long the others wait when it dies.
 pub(crate) const LEASE: Duration = Duration::from_secs(30);
+/// Chunks of leased texts one replica embeds at once (two keep the pool busy between chunks).
+const LEASES_IN_FLIGHT: usize = 2;
 /// A graph (github's: about 25 MB) may take this many times `timeout` to move.
 const GRAPH_TIMEOUT_FACTOR: u32 = 20;
+/// A connection with a command unanswered this long is dropped and made again.
+const UNRESPONSIVE_AFTER: Duration = Duration::from_secs(5);
 /// After an error the store is not asked for this long.
 const PAUSE_AFTER_ERROR: Duration = Duration::from_secs(5);
 /// Reconnection attempts back off from this to [`RECONNECT_MAX_MS`], without end.
@@ -160,7 +167,8 @@ pub(crate) struct Entry {
 pub(crate) struct SharedStore {
     client: Client,
     namespace: String,
-    ttl: Option<Duration>,
+    /// The entries' TTL in seconds, if they expire.
+    ttl: Option<i64>,
     model_key: u64,
     dimension: usize,
     /// The lease value: who holds it.
@@ -169,6 +177,9 @@ pub(crate) struct SharedStore {
     total: Mutex<RedisCounts>,
     /// Options of the commands that move a whole graph (megabytes): a longer timeout.
     long: Options,
+    /// Chunks of texts this replica may hold leases on at once, across its shards: every
+    /// shard builds at once, and a lease must not end while its texts wait for the pool.
+    leasing: tokio::sync::Semaphore,
 }
 
 impl SharedStore {
@@ -200,6 +211,12 @@ impl SharedStore {
                 connection.connection_timeout = timeout.max(Duration::from_secs(1));
                 connection.max_command_attempts = 1;
                 connection.max_command_buffer_len = 10_000;
+                // A connection that stops answering (half open) is dropped and made again,
+                // rather than costing every pipeline its timeout.
+                connection.unresponsive = UnresponsiveConfig {
+                    max_timeout: Some(UNRESPONSIVE_AFTER),
+                    interval: Duration::from_secs(1),
+                };
             })
             .with_performance_config(|performance| {
                 performance.default_command_timeout = timeout;
@@ -233,7 +250,8 @@ impl SharedStore {
         Ok(SharedStore {
             client,
             namespace: config.namespace.clone(),
-            ttl: config.ttl,
+            ttl: config.ttl.map(|ttl| ttl.as_secs().max(1) as i64),
+            leasing: tokio::sync::Semaphore::new(LEASES_IN_FLIGHT),
             model_key,
             dimension,
             owner: format!("{:016x}", rand::random::<u64>()),
@@ -327,18 +345,16 @@ impl SharedStore {
             let key = self.key("vectors", *hash);
             let _: Result<(), _> = pipeline.get(key.as_str()).await;
             if let Some(ttl) = self.ttl {
-                let _: Result<(), _> = pipeline.expire(key, ttl.as_secs() as i64, None).await;
+                let _: Result<(), _> = pipeline.expire(key, ttl, None).await;
             }
         }
         let replies = pipeline.try_all::<Value>().await;
-        let step = if self.ttl.is_some() { 2 } else { 1 };
-        for (i, (hash, with_tokens)) in batch.iter().enumerate() {
-            match replies
-                .get(i * step)
-                .cloned()
-                .map(|r| r.and_then(Value::convert::<Option<bytes::Bytes>>))
-            {
-                Some(Ok(Some(record))) => {
+        let gets = replies
+            .into_iter()
+            .step_by(if self.ttl.is_some() { 2 } else { 1 });
+        for (i, ((hash, with_tokens), reply)) in batch.iter().zip(gets).enumerate() {
+            match reply.and_then(Value::convert::<Option<bytes::Bytes>>) {
+                Ok(Some(record)) => {
                     counts.bytes_read += record.len() as u64;
                     match decode(&record, self.model_key, *hash, self.dimension) {
                         Some(entry) if entry.tokens.is_some() || !with_tokens => {
@@ -352,8 +368,13 @@ impl SharedStore {
                         }
                     }
                 }
-                Some(Ok(None)) | None => counts.misses += 1,
-                Some(Err(error)) => {
+                Ok(None) => counts.misses += 1,
+                // The key alone (another type of value under it): the store is fine.
+                Err(error) if !is_outage(&error) => {
+                    counts.invalid += 1;
+                    counts.misses += 1;
+                }
+                Err(error) => {
                     self.failed("read", &error, &mut counts);
                     counts.misses += (batch.len() - i) as u64;
                     break;
@@ -366,7 +387,7 @@ impl SharedStore {
     /// Writes what this replica embedded.
     pub(crate) async fn put(&self, entries: &[Entry]) -> RedisCounts {
         let mut counts = RedisCounts::default();
-        let expire = self.ttl.map(|ttl| Expiration::EX(ttl.as_secs() as i64));
+        let expire = self.ttl.map(Expiration::EX);
         let mut record = Vec::new();
         for batch in entries.chunks(WRITE_BATCH) {
             if !self.available() {
@@ -375,15 +396,19 @@ impl SharedStore {
             let pipeline = self.client.pipeline();
             for entry in batch {
                 encode(self.model_key, entry, &mut record);
+                // One without token vectors never replaces one that may have them.
+                let only_new = entry.tokens.is_none().then_some(SetOptions::NX);
                 let _: Result<(), _> = pipeline
                     .set(
                         self.key("vectors", entry.hash),
                         record.as_slice(),
                         expire.clone(),
-                        None,
+                        only_new,
                         false,
                     )
                     .await;
+                // Written: the others need not wait for the lease to end.
+                let _: Result<(), _> = pipeline.del(self.key("lease", entry.hash)).await;
             }
             match pipeline
                 .try_all::<Value>()
@@ -419,8 +444,7 @@ impl SharedStore {
                     counts.invalid += 1;
                     tracing::warn!(%key, "wayfinder: a graph in Redis failed its check; ignored, and built here");
                 } else if let Some(ttl) = self.ttl {
-                    let _: Result<Value, _> =
-                        self.client.expire(key, ttl.as_secs() as i64, None).await;
+                    let _: Result<Value, _> = self.client.expire(key, ttl, None).await;
                 }
                 graph
             }
@@ -439,7 +463,7 @@ impl SharedStore {
         if !self.available() {
             return counts;
         }
-        let expire = self.ttl.map(|ttl| Expiration::EX(ttl.as_secs() as i64));
+        let expire = self.ttl.map(Expiration::EX);
         let record = encode_graph(self.model_key, name, graph);
         let written: Result<Value, _> = self
             .client
@@ -452,6 +476,12 @@ impl SharedStore {
         self.record(counts)
     }
 
+    /// Waits until this replica may lease another chunk of texts; the permit is held until the
+    /// chunk is embedded and written.
+    pub(crate) async fn lease_permit(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.leasing.acquire().await.ok()
+    }
+
     /// Leases `hashes` for this replica to embed; `true` where it got the lease, `false` where
     /// another replica holds it. Unreachable, every one is this replica's.
     pub(crate) async fn lease(&self, hashes: &[u128]) -> (Vec<bool>, RedisCounts) {
@@ -462,25 +492,29 @@ impl SharedStore {
         }
         let pipeline = self.client.pipeline();
         for hash in hashes {
+            let key = self.key("lease", *hash);
             let _: Result<(), _> = pipeline
                 .set(
-                    self.key("lease", *hash),
+                    key.as_str(),
                     self.owner.as_str(),
                     Some(Expiration::PX(LEASE.as_millis() as i64)),
                     Some(SetOptions::NX),
                     false,
                 )
                 .await;
+            // Who holds it: another shard of this replica may have leased it before.
+            let _: Result<(), _> = pipeline.get(key).await;
         }
         let replies = pipeline.try_all::<Option<String>>().await;
-        for (i, reply) in replies.iter().enumerate().take(hashes.len()) {
-            match reply {
-                Ok(Some(_)) => {}
-                Ok(None) => ours[i] = false,
-                Err(error) => {
+        for (i, pair) in replies.chunks(2).enumerate().take(hashes.len()) {
+            match pair {
+                [Ok(Some(_)), _] => {}
+                [Ok(None), Ok(holder)] => ours[i] = holder.as_deref() == Some(self.owner.as_str()),
+                [Err(error), ..] | [_, Err(error)] => {
                     self.failed("lease", error, &mut counts);
                     break;
                 }
+                _ => ours[i] = false,
             }
         }
         (ours, self.record(counts))
@@ -497,6 +531,24 @@ impl SharedStore {
         }
         let _ = pipeline.try_all::<Value>().await;
     }
+}
+
+/// Whether an error says the store is away or slow (then it is left alone for a while), rather
+/// than something about one key.
+fn is_outage(error: &Error) -> bool {
+    matches!(
+        error.kind(),
+        ErrorKind::IO
+            | ErrorKind::Timeout
+            | ErrorKind::Canceled
+            | ErrorKind::Backpressure
+            | ErrorKind::Tls
+            | ErrorKind::Auth
+            | ErrorKind::Routing
+            | ErrorKind::Cluster
+            | ErrorKind::Sentinel
+            | ErrorKind::Unknown
+    )
 }
 
 /// A record: magic, model key, text hash, dimension, vector, token vectors if any, XXH3-64.
