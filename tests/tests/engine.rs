@@ -11,7 +11,8 @@ use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
 use wayfinder_tests::{catalog, engine_config, repo_path, temp_dir};
 use wayfinder_workers::cursor::CursorError;
 use wayfinder_workers::document::documents;
-use wayfinder_workers::embed::{dot, Embedder};
+use wayfinder_workers::embed::Embedder;
+use wayfinder_workers::math::dot;
 use wayfinder_workers::{Engine, IndexReport, SearchError, SearchMode, SearchRequest};
 
 const WAIT: Duration = Duration::from_secs(300);

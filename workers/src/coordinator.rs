@@ -21,13 +21,14 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::cache::save_unsaved;
 use crate::document::{distinct_texts, Document};
-use crate::engine::{Shared, Swap};
+
 use crate::generation::{Generation, ShardState};
 use crate::indexer::{BuildShard, IndexerContext, ShardBuilt, ShardIndexer};
 use crate::lexical::LexicalIndex;
 use crate::ranking::ThinNames;
 use crate::spelling::Spellings;
 use crate::status::IndexReport;
+use crate::status::{Shared, Swap};
 use crate::vector::VectorShard;
 
 /// A catalog to index, with what the engine already built for it synchronously.

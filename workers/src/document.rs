@@ -17,7 +17,7 @@ use std::sync::Arc;
 use wayfinder_supergraph::{Catalog, Member, MemberId, MemberKind, SubgraphId};
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64_with_seed};
 
-use crate::embed::unit_sum;
+use crate::math::unit_sum;
 
 /// The searchable text of one member.
 #[derive(Debug, Clone)]

@@ -9,13 +9,11 @@
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use actix::{Actor, Addr};
-use arc_swap::ArcSwapOption;
 use lru::LruCache;
 use wayfinder_supergraph::{Catalog, Contract, ContractFilter, MemberId};
 use xxhash_rust::xxh3::Xxh3;
@@ -42,7 +40,7 @@ use crate::ranking::{
 use crate::search_pool::{Overloaded, SearchPool};
 use crate::shared_store::{RedisCounts, SharedStore, SharedStoreError};
 use crate::spelling::{Spellings, Vocabulary};
-use crate::status::{IndexReport, Progress, Status};
+use crate::status::{IndexReport, Progress, Shared, Swap};
 use crate::tokens::QueryTokens;
 use crate::vector::VectorError;
 use crate::visibility::Visibility;
@@ -149,17 +147,6 @@ impl SearchResults {
     }
 }
 
-/// When a published catalog starts answering searches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Swap {
-    /// At once, lexically, then with each step of indexing (the CLI, a first catalog).
-    #[default]
-    Immediately,
-    /// Only when fully indexed, so a live catalog keeps answering with its vectors meanwhile
-    /// (a gateway's hot reload). With nothing live yet this is the same as `Immediately`.
-    WhenIndexed,
-}
-
 /// What `publish` did before returning.
 #[derive(Debug, Clone, Copy)]
 pub struct Published {
@@ -170,32 +157,6 @@ pub struct Published {
     pub documents: usize,
     /// From the call to lexical-ready.
     pub lexical_seconds: f64,
-}
-
-/// State the engine, the coordinator and the indexers share.
-pub(crate) struct Shared {
-    current: ArcSwapOption<Generation>,
-    generations: AtomicU64,
-    pub status: Status,
-}
-
-impl Shared {
-    pub fn next_generation(&self) -> u64 {
-        self.generations.fetch_add(1, Ordering::SeqCst) + 1
-    }
-
-    pub fn current_generation(&self) -> u64 {
-        self.current.load().as_ref().map_or(0, |g| g.id)
-    }
-
-    /// Swaps `generation` in unless a newer one is already live (two installers can race).
-    pub fn install(&self, generation: Generation) {
-        let generation = Arc::new(generation);
-        self.current.rcu(|current| match current {
-            Some(live) if live.id > generation.id => Some(Arc::clone(live)),
-            _ => Some(Arc::clone(&generation)),
-        });
-    }
 }
 
 struct QueryEncoder {
@@ -234,11 +195,7 @@ impl Engine {
     /// lexical-only and says why in [`Engine::model_error`] (and in the log).
     pub fn start(config: EngineConfig) -> Result<Engine, EngineError> {
         let epoch = Instant::now();
-        let shared = Arc::new(Shared {
-            current: ArcSwapOption::empty(),
-            generations: AtomicU64::new(0),
-            status: Status::default(),
-        });
+        let shared = Arc::new(Shared::default());
         let progress = Arc::new(Progress::default());
 
         let workers = config.worker_threads();
@@ -498,7 +455,7 @@ impl Engine {
     }
 
     pub fn current(&self) -> Option<Arc<Generation>> {
-        self.shared.current.load_full()
+        self.shared.current()
     }
 
     /// One `__search` page. Each step is a `tracing` span (`wayfinder.lexical_search`,

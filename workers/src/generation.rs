@@ -9,8 +9,8 @@ use std::sync::{Arc, OnceLock};
 use wayfinder_supergraph::{Catalog, MemberId};
 
 use crate::document::Document;
-use crate::embed::{dot, unit_sum};
 use crate::lexical::LexicalIndex;
+use crate::math::{dot, unit_sum};
 use crate::ranking::ThinNames;
 use crate::spelling::Spellings;
 use crate::tokens::{TokenFrequencies, TokenVectors};

@@ -11,8 +11,7 @@ use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED,
 };
 use tantivy::tokenizer::{
-    Language, LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter,
-    TextAnalyzer,
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
 };
 use tantivy::{doc, Index, IndexReader, ReloadPolicy, Term};
 use wayfinder_supergraph::MemberId;
@@ -152,20 +151,6 @@ impl LexicalIndex {
             }
         }
         terms
-    }
-}
-
-/// A test for the English stop words the lexical index drops, for the other places that must
-/// ignore the same words.
-pub(crate) fn stop_words() -> impl FnMut(&str) -> bool {
-    let builder = TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser);
-    let mut analyzer = match StopWordFilter::new(Language::English) {
-        Some(stop_words) => builder.filter(stop_words).build(),
-        None => builder.build(),
-    };
-    move |word| {
-        let mut stream = analyzer.token_stream(word);
-        !stream.advance()
     }
 }
 

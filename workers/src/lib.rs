@@ -21,6 +21,7 @@ pub mod generation;
 mod indexer;
 pub mod intent;
 pub mod lexical;
+pub mod math;
 mod onnx_graph;
 mod pool;
 pub mod ranking;
@@ -35,10 +36,10 @@ pub mod visibility;
 pub use config::{Admission, EngineConfig, ModelConfig, Overload, Pooling};
 pub use embed::{close_runtime, EXIT_WAIT};
 pub use engine::{
-    Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults, Swap,
+    Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults,
 };
 pub use generation::{Generation, SearchMode};
 pub use ranking::Fusion;
 pub use search_pool::Overloaded;
 pub use shared_store::{RedisConfig, RedisCounts, RedisTls};
-pub use status::IndexReport;
+pub use status::{IndexReport, Swap};

@@ -1,9 +1,57 @@
 //! What indexing has done and is doing, shared between the actors that do it and whoever
-//! watches (the CLI's progress bar, the plugin's logs, tests).
+//! watches (the CLI's progress bar, the plugin's logs, tests), and the generation it made live
+//! ([`Shared`]), which the engine searches.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+
+use arc_swap::ArcSwapOption;
+
+use crate::generation::Generation;
 use std::time::{Duration, Instant};
+
+/// When a published catalog starts answering searches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Swap {
+    /// At once, lexically, then with each step of indexing (the CLI, a first catalog).
+    #[default]
+    Immediately,
+    /// Only when fully indexed, so a live catalog keeps answering with its vectors meanwhile
+    /// (a gateway's hot reload). With nothing live yet this is the same as `Immediately`.
+    WhenIndexed,
+}
+
+/// State the engine, the coordinator and the indexers share.
+#[derive(Default)]
+pub(crate) struct Shared {
+    current: ArcSwapOption<Generation>,
+    generations: AtomicU64,
+    pub status: Status,
+}
+
+impl Shared {
+    /// The generation answering searches.
+    pub fn current(&self) -> Option<Arc<Generation>> {
+        self.current.load_full()
+    }
+
+    pub fn next_generation(&self) -> u64 {
+        self.generations.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    pub fn current_generation(&self) -> u64 {
+        self.current.load().as_ref().map_or(0, |g| g.id)
+    }
+
+    /// Swaps `generation` in unless a newer one is already live (two installers can race).
+    pub fn install(&self, generation: Generation) {
+        let generation = Arc::new(generation);
+        self.current.rcu(|current| match current {
+            Some(live) if live.id > generation.id => Some(Arc::clone(live)),
+            _ => Some(Arc::clone(&generation)),
+        });
+    }
+}
 
 /// Live embedding progress of the current indexing run.
 #[derive(Debug, Default)]
