@@ -396,14 +396,15 @@ impl SharedStore {
             let pipeline = self.client.pipeline();
             for entry in batch {
                 encode(self.model_key, entry, &mut record);
-                // One without token vectors never replaces one that may have them.
-                let only_new = entry.tokens.is_none().then_some(SetOptions::NX);
+                // Written over whatever is there: a damaged record is repaired. (One without
+                // token vectors may replace one with them; a shard that needs them embeds the
+                // text again and writes them back.)
                 let _: Result<(), _> = pipeline
                     .set(
                         self.key("vectors", entry.hash),
                         record.as_slice(),
                         expire.clone(),
-                        only_new,
+                        None,
                         false,
                     )
                     .await;
