@@ -7,6 +7,8 @@
 //! [`shared_store`] first) and build [`vector`] shards; each step publishes a [`generation`];
 //! [`engine`] searches the current one on the [`search_pool`]'s threads, reading the query's [`intent`] and spelling out its
 //! acronyms and clipped words ([`spelling`]); [`ranking`] fuses and orders, [`cursor`] pages.
+//! [`math`] is the vector arithmetic they share; [`status`] what indexing reports and the
+//! generation it made live.
 
 pub mod background;
 pub mod cache;
