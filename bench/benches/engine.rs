@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wayfinder_bench::{description_queries, p50_p99, quantile};
+use wayfinder_bench::{description_queries, p50_p99, quantile, seconds};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
 use wayfinder_tests::{engine_config, schema_path, temp_dir};
 use wayfinder_workers::{Engine, IndexReport, SearchRequest};
@@ -57,16 +57,6 @@ fn index(cache: &Path, catalog: Arc<Catalog>) -> (Engine, IndexReport, f64, Dura
     );
     let elapsed = started.elapsed();
     (engine, report, published.lexical_seconds, elapsed)
-}
-
-fn seconds(samples: &[Duration]) -> String {
-    format!(
-        "median {:.2} s (min {:.2}, max {:.2}, n={})",
-        quantile(samples, 0.5).as_secs_f64(),
-        quantile(samples, 0.0).as_secs_f64(),
-        quantile(samples, 1.0).as_secs_f64(),
-        samples.len()
-    )
 }
 
 fn peak_rss_mib() -> f64 {

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wayfinder_bench::quantile;
+use wayfinder_bench::{quantile, seconds};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
 use wayfinder_tests::redis::RedisServer;
 use wayfinder_tests::{engine_config, schema_path, temp_dir};
@@ -47,16 +47,6 @@ fn hybrid(
     );
     let counts = engine.redis_counts().unwrap_or_default();
     (report, counts, elapsed)
-}
-
-fn seconds(samples: &[Duration]) -> String {
-    format!(
-        "median {:.2} s (min {:.2}, max {:.2}, n={})",
-        quantile(samples, 0.5).as_secs_f64(),
-        quantile(samples, 0.0).as_secs_f64(),
-        quantile(samples, 1.0).as_secs_f64(),
-        samples.len()
-    )
 }
 
 /// Removes the saved graphs of a cache folder, keeping its vectors.

@@ -70,6 +70,17 @@ pub fn quantile(samples: &[Duration], q: f64) -> Duration {
     sorted[rank]
 }
 
+/// Median, min and max of `samples` in seconds, with their count.
+pub fn seconds(samples: &[Duration]) -> String {
+    format!(
+        "median {:.2} s (min {:.2}, max {:.2}, n={})",
+        quantile(samples, 0.5).as_secs_f64(),
+        quantile(samples, 0.0).as_secs_f64(),
+        quantile(samples, 1.0).as_secs_f64(),
+        samples.len()
+    )
+}
+
 pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }

@@ -206,6 +206,18 @@ async fn ranking(router: &Router, questions: &[String]) -> Vec<Vec<String>> {
     pages
 }
 
+/// `router` gives `expected`'s top 10 for each question.
+async fn assert_ranks_as(router: &Router, questions: &[String], expected: &[Vec<String>]) {
+    for (i, (page, wanted)) in ranking(router, questions)
+        .await
+        .iter()
+        .zip(expected)
+        .enumerate()
+    {
+        assert_eq!(page, wanted, "question {i}: {:?}", questions[i]);
+    }
+}
+
 #[tokio::test]
 async fn a_new_replica_takes_every_vector_from_redis_and_ranks_alike() {
     let redis = RedisServer::start();
@@ -252,14 +264,7 @@ async fn a_new_replica_takes_every_vector_from_redis_and_ranks_alike() {
         graphs(caches[0].path()),
         "B took A's graphs"
     );
-    for (i, (page_b, page_a)) in ranking(&b, &questions)
-        .await
-        .iter()
-        .zip(&from_a)
-        .enumerate()
-    {
-        assert_eq!(page_b, page_a, "question {i}: {:?}", questions[i]);
-    }
+    assert_ranks_as(&b, &questions, &from_a).await;
     drop(b);
 
     // A damaged record (bytes inside the vector overwritten) fails its check: C embeds that
@@ -283,14 +288,7 @@ async fn a_new_replica_takes_every_vector_from_redis_and_ranks_alike() {
         before,
         "the record is written again"
     );
-    for (i, (page_c, page_a)) in ranking(&c, &questions)
-        .await
-        .iter()
-        .zip(&from_a)
-        .enumerate()
-    {
-        assert_eq!(page_c, page_a, "question {i}: {:?}", questions[i]);
-    }
+    assert_ranks_as(&c, &questions, &from_a).await;
 }
 
 #[tokio::test]

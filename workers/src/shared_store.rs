@@ -28,7 +28,7 @@
 //! of all of that: a record damaged, cut short, or written under another key or by another
 //! model fails the check and is ignored, never served.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -747,18 +747,18 @@ fn tls_config(tls: &RedisTls) -> Result<fred::types::config::TlsConnector, Share
 fn watch(client: &Client, url: String) {
     let mut errors = client.error_rx();
     let mut reconnects = client.reconnect_rx();
-    let down = Arc::new(AtomicU64::new(0));
+    let down = Arc::new(AtomicBool::new(false));
     let (url_a, down_a) = (url.clone(), Arc::clone(&down));
     tokio::spawn(async move {
         while let Ok((error, _)) = errors.recv().await {
-            if down_a.fetch_add(1, Ordering::Relaxed) == 0 {
+            if !down_a.swap(true, Ordering::Relaxed) {
                 tracing::warn!(url = %url_a, %error, "wayfinder: Redis unreachable; indexing uses the local cache and the model, and retries");
             }
         }
     });
     tokio::spawn(async move {
         while reconnects.recv().await.is_ok() {
-            if down.swap(0, Ordering::Relaxed) > 0 {
+            if down.swap(false, Ordering::Relaxed) {
                 tracing::info!(url = %url, "wayfinder: Redis reachable again");
             }
         }

@@ -169,9 +169,7 @@ impl VectorShard {
     /// Saves the graph to `file` (written whole, then renamed into place) and removes the
     /// shard's older files.
     pub fn save(&self, file: &ShardFile) -> Result<(), VectorError> {
-        write_atomically(&file.path, &self.graph_bytes()?).map_err(vector_error)?;
-        file.remove_old();
-        Ok(())
+        file.write(&self.graph_bytes()?)
     }
 
     /// The graph as bytes, for a copy or a file.
@@ -273,8 +271,8 @@ impl ShardFile {
         std::fs::read(&self.path).ok()
     }
 
-    /// Saves a graph's bytes taken elsewhere (the fleet's shared store), as [`VectorShard::save`]
-    /// does.
+    /// Saves a graph's bytes (written whole, then renamed into place) and removes the shard's
+    /// older files.
     pub fn write(&self, bytes: &[u8]) -> Result<(), VectorError> {
         write_atomically(&self.path, bytes).map_err(vector_error)?;
         self.remove_old();
