@@ -13,7 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
 use wayfinder_workers::eval::{evaluate, read_questions, score, EvalReport, Metrics};
 use wayfinder_workers::{
-    Engine, EngineConfig, Fusion, IndexReport, Pooling, RedisConfig, SearchRequest,
+    Engine, EngineConfig, IndexReport, Params, Pooling, RedisConfig, SearchRequest,
 };
 
 /// Where the model, runtime and cache live, and how many threads embed.
@@ -28,10 +28,10 @@ pub struct EngineArgs {
     /// Keep vectors in memory only: neither read nor write the cache.
     #[arg(long)]
     no_cache: bool,
-    /// How lexical and vector evidence combine: `weighted:W` (W = vector weight in [0, 1])
-    /// or `rrf:K`.
-    #[arg(long, value_parser = parse_fusion)]
-    fusion: Option<Fusion>,
+    /// Rank with the params in this JSON file (as router.yaml's `index.ranking`: what it leaves
+    /// out takes the default model's value; docs/RANKING.md lists every field and stage).
+    #[arg(long, value_name = "FILE")]
+    params: Option<PathBuf>,
     /// A fleet's shared vector store (`redis://[user:password@]host:port`), as the router's
     /// `index.redis`: vectors another process embedded are taken from it, new ones written.
     /// Namespace `wayfinder`, TTL 30 days, timeout 500 ms; indexing goes on without it.
@@ -73,22 +73,8 @@ fn parse_pooling(text: &str) -> Result<Pooling, String> {
     }
 }
 
-fn parse_fusion(text: &str) -> Result<Fusion, String> {
-    let (method, value) = text
-        .split_once(':')
-        .ok_or("expected `weighted:W` or `rrf:K`")?;
-    let value: f32 = value.parse().map_err(|e| format!("`{value}`: {e}"))?;
-    match method {
-        "weighted" if (0.0..=1.0).contains(&value) => Ok(Fusion::Weighted {
-            vector_weight: value,
-        }),
-        "rrf" if value >= 0.0 => Ok(Fusion::Rrf { k: value }),
-        _ => Err(format!("unknown fusion `{text}`")),
-    }
-}
-
 impl EngineArgs {
-    fn config(&self) -> EngineConfig {
+    fn config(&self) -> anyhow::Result<EngineConfig> {
         let mut config = EngineConfig::default_in(&self.home);
         let model = &self.model;
         if let (Some(onnx), Some(tokenizer), Some(dimension)) = (
@@ -112,7 +98,14 @@ impl EngineArgs {
             .redis
             .as_ref()
             .map(|url| RedisConfig::at(vec![url.clone()]));
-        config
+        if let Some(path) = &self.params {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the ranking params {}", path.display()))?;
+            let params: Params = serde_json::from_str(&text)
+                .with_context(|| format!("bad ranking params in {}", path.display()))?;
+            config.ranking = Some(params);
+        }
+        Ok(config)
     }
 }
 
@@ -128,10 +121,7 @@ fn index_schema(schema: &Path, args: &EngineArgs, require_model: bool) -> anyhow
     for warning in catalog.warnings() {
         eprintln!("wayfinder: warning: {}:{warning}", catalog.source_name());
     }
-    let mut engine = Engine::start(args.config())?;
-    if let Some(fusion) = args.fusion {
-        engine = engine.with_fusion(fusion);
-    }
+    let engine = Engine::start(args.config()?)?;
     if let Some(error) = engine.model_error() {
         if require_model {
             anyhow::bail!("{error}");
@@ -277,11 +267,13 @@ pub fn eval(sets: &[PathBuf], out: Option<&Path>, args: &EngineArgs) -> anyhow::
     }
     let several = sets.len() > 2;
     let mut pooled = Vec::new();
+    let mut params = None;
     for pair in sets.chunks(2) {
         let (schema, questions_file) = (&pair[0], &pair[1]);
         let questions = read_questions(questions_file)?;
         let indexed = index_schema(schema, args, false)?;
         let report = evaluate(&indexed.engine, &questions)?;
+        params = Some(indexed.engine.params().clone());
         if several {
             println!("{} on {}", questions_file.display(), schema.display());
         }
@@ -300,12 +292,24 @@ pub fn eval(sets: &[PathBuf], out: Option<&Path>, args: &EngineArgs) -> anyhow::
             lines.push('\n');
         }
         std::fs::write(out, lines).with_context(|| format!("cannot write {}", out.display()))?;
+        // The params beside the answers, so a run says how it ranked.
+        let beside = params_path(out);
+        let params = serde_json::to_string_pretty(&params)? + "\n";
+        std::fs::write(&beside, params)
+            .with_context(|| format!("cannot write {}", beside.display()))?;
     }
     if several {
         println!("pooled over {} sets", sets.len() / 2);
         print_report(&score(pooled));
     }
     Ok(())
+}
+
+/// Where `eval --out FILE` records the params it ranked with: `FILE.params.json`.
+fn params_path(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(".params.json");
+    PathBuf::from(name)
 }
 
 fn print_report(report: &EvalReport) {

@@ -63,7 +63,7 @@ enum Command {
         #[arg(required = true, num_args = 2.., value_names = ["SCHEMA", "QUESTIONS"])]
         sets: Vec<PathBuf>,
         /// Write `{"id": ..., "results": [top-10 coordinates], "deep_rank": ...}` a line, for
-        /// every question of every set.
+        /// every question of every set, and the ranking params used to `FILE.params.json`.
         #[arg(long)]
         out: Option<PathBuf>,
         #[command(flatten)]
@@ -122,7 +122,9 @@ fn run(command: Command) -> anyhow::Result<()> {
                 }
             } else if documents {
                 let mut out = String::new();
-                for document in wayfinder_workers::document::documents(&catalog) {
+                for document in
+                    wayfinder_workers::index::document::documents(&catalog, &Default::default())
+                {
                     let coordinate = &catalog.member(document.member).coordinate;
                     out.push_str(&format!("{coordinate}\t{}\n", document.text()));
                 }

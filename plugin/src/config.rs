@@ -11,7 +11,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use wayfinder_supergraph::ContractFilter;
 use wayfinder_workers::cursor::CursorSecret;
-use wayfinder_workers::{Admission, EngineConfig, ModelConfig, Overload, Pooling, RedisConfig};
+use wayfinder_workers::{
+    Admission, EngineConfig, ModelConfig, Overload, Params, Pooling, RedisConfig,
+};
 
 /// Semantic introspection (`__search` and `__definitions`) answered at the gateway.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -280,6 +282,10 @@ pub struct Index {
     /// stays the first level; without Redis (down, slow, flushed), indexing goes on from it and
     /// the model, and no request depends on Redis. Default: none.
     pub redis: Option<Redis>,
+    /// How `__search` ranks: every tunable number and which ranking stages run, in the order
+    /// listed (docs/RANKING.md describes each). A field left out takes the default model's
+    /// value. Default: the params measured for the model.
+    pub ranking: Option<Params>,
 }
 
 /// Redis for the fleet's shared vector store, with the keys and meanings of the router's own
@@ -365,6 +371,7 @@ impl Default for Index {
             query_sessions: None,
             model: None,
             redis: None,
+            ranking: None,
         }
     }
 }
@@ -556,6 +563,11 @@ impl Config {
                 ));
             }
         }
+        if let Some(ranking) = &self.index.ranking {
+            ranking
+                .validate()
+                .map_err(|e| invalid("index.ranking", e.to_string()))?;
+        }
         if let Some(jwt) = &tenants.jwt {
             if http::HeaderName::from_bytes(jwt.header.as_bytes()).is_err() {
                 return Err(invalid(
@@ -643,6 +655,7 @@ impl Config {
             }),
             required_to_start: redis.required_to_start,
         });
+        config.ranking = index.ranking.clone();
         config
     }
 }

@@ -16,7 +16,7 @@ use apollo_compiler::schema::{
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{Name, Node, Schema};
 use wayfinder_supergraph::{Catalog, Member, MemberKind};
-use wayfinder_workers::visibility::Visibility;
+use wayfinder_workers::index::visibility::Visibility;
 
 /// One catalog's schema as one tenant sees it.
 #[derive(Clone)]

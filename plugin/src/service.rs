@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use tower::{BoxError, ServiceExt};
 use tracing::Instrument;
 use wayfinder_supergraph::{Catalog, Contract};
-use wayfinder_workers::visibility::Visibility;
+use wayfinder_workers::index::visibility::Visibility;
 use wayfinder_workers::Engine;
 
 use crate::answer::{self, Answering, RequestErrorOrField};

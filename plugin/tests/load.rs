@@ -277,7 +277,8 @@ async fn memory_does_not_grow_with_what_else_the_cache_folder_holds() {
     copy_dir(&alone, &crowded);
     let model = wayfinder_workers::ModelConfig::default_in(&wayfinder_tests::wayfinder_home());
     let key = wayfinder_workers::embed::model_key(&model).expect("the model's key");
-    let (cache, error) = wayfinder_workers::cache::VectorCache::open(&crowded, key, 384, 4 << 30);
+    let (cache, error) =
+        wayfinder_workers::embed::cache::VectorCache::open(&crowded, key, 384, 4 << 30);
     assert!(error.is_none(), "{error:?}");
     let cache = std::sync::Mutex::new(cache);
     {
@@ -289,7 +290,7 @@ async fn memory_does_not_grow_with_what_else_the_cache_folder_holds() {
             cache.insert(hash << 64 | 0xfeed, std::sync::Arc::from(vector), None);
         }
     }
-    wayfinder_workers::cache::save_unsaved(&cache, 1).expect("saves");
+    wayfinder_workers::embed::cache::save_unsaved(&cache, 1).expect("saves");
     drop(cache);
 
     let mut resident = Vec::new();

@@ -10,10 +10,13 @@ use std::time::Duration;
 use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
 use wayfinder_tests::{catalog, engine_config, repo_path, temp_dir};
 use wayfinder_workers::cursor::CursorError;
-use wayfinder_workers::document::documents;
+use wayfinder_workers::embed::math::dot;
 use wayfinder_workers::embed::Embedder;
-use wayfinder_workers::math::dot;
-use wayfinder_workers::{Engine, IndexReport, SearchError, SearchMode, SearchRequest};
+use wayfinder_workers::index::document::documents;
+use wayfinder_workers::rank::params::DEFAULT_MODEL_KEY;
+use wayfinder_workers::{
+    Engine, IndexReport, Params, SearchError, SearchMode, SearchRequest, Stage,
+};
 
 const WAIT: Duration = Duration::from_secs(300);
 
@@ -27,7 +30,7 @@ fn from_sdl(sdl: &str) -> Arc<Catalog> {
 
 /// The distinct texts a catalog's documents embed.
 fn text_hashes(catalog: &Catalog) -> HashSet<u128> {
-    documents(catalog)
+    documents(catalog, &Default::default())
         .iter()
         .flat_map(|d| d.views.iter().flat_map(|v| v.parts.iter().map(|t| t.hash)))
         .collect()
@@ -127,7 +130,7 @@ fn a_restart_reuses_the_cache_and_an_edit_embeds_only_what_changed() {
     assert!(!changed.is_empty());
     // Only Book's own texts change: members that use Book blend its vector, not its words
     // (members without a description of their own borrow the words, so they count too).
-    for document in documents(&edited_catalog) {
+    for document in documents(&edited_catalog, &Default::default()) {
         let member = edited_catalog.member(document.member);
         let own = member.name == "Book" || member.description.is_none();
         let texts = document.views.iter().flat_map(|v| v.parts.iter());
@@ -490,4 +493,46 @@ fn a_damaged_cache_or_model_leaves_search_working() {
     assert_eq!(results.mode, SearchMode::Lexical);
     assert!(!results.hits.is_empty());
     let _ = std::fs::remove_dir_all(Path::new(&dir));
+}
+
+#[test]
+fn the_default_model_ranks_with_its_measured_params_and_a_stage_switches_off() {
+    let config = engine_config(None);
+    let key = wayfinder_workers::embed::model_key(&config.model).unwrap();
+    assert_eq!(
+        key, DEFAULT_MODEL_KEY,
+        "the default model's key is {key:#x}"
+    );
+    let engine = Engine::start(config).unwrap();
+    assert_eq!(engine.params(), &Params::default());
+    index(&engine, from_sdl(&bookshop_sdl()));
+    let query = "what does priceCents hold";
+    let top = |engine: &Engine| engine.search(&search(query, 1)).unwrap().hits[0].score;
+    assert_eq!(top(&engine), 1.0, "the member named comes first at 1.0");
+
+    let mut config = engine_config(None);
+    config.ranking = Some(Params {
+        stages: Stage::ALL
+            .into_iter()
+            .filter(|s| *s != Stage::Named)
+            .collect(),
+        ..Params::default()
+    });
+    let unnamed = Engine::start(config).unwrap();
+    index(&unnamed, from_sdl(&bookshop_sdl()));
+    assert!(
+        top(&unnamed) < 1.0,
+        "without `named` no member is put first at 1.0"
+    );
+
+    let mut config = engine_config(None);
+    config.ranking = Some(Params {
+        path_share: 2.0,
+        ..Params::default()
+    });
+    let error = Engine::start(config).err().expect("refused");
+    assert_eq!(
+        error.to_string(),
+        "ranking parameter `path_share` is 2, outside [0, 1]"
+    );
 }

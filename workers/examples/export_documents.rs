@@ -4,16 +4,16 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use wayfinder_supergraph::{Catalog, CatalogOptions};
-use wayfinder_workers::document::documents;
 use wayfinder_workers::eval::read_questions;
-use wayfinder_workers::lexical::LexicalIndex;
-use wayfinder_workers::visibility::Visibility;
+use wayfinder_workers::index::document::documents;
+use wayfinder_workers::index::lexical::LexicalIndex;
+use wayfinder_workers::index::visibility::Visibility;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let catalog = Catalog::from_file(&PathBuf::from(&args[1]), CatalogOptions::default())?;
     let questions = read_questions(&PathBuf::from(&args[2]))?;
-    let docs = documents(&catalog);
+    let docs = documents(&catalog, &Default::default());
     let lexical = LexicalIndex::build(&docs)?;
     let mut texts: Vec<String> = Vec::new();
     let mut text_ids = std::collections::HashMap::new();

@@ -8,7 +8,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::cursor::CursorSecret;
-use crate::shared_store::RedisConfig;
+use crate::embed::shared_store::RedisConfig;
+use crate::rank::Params;
 
 /// How token vectors become one text vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -102,6 +103,9 @@ pub struct EngineConfig {
     /// The fleet's shared vector store; `None`: this process embeds alone.
     #[serde(default)]
     pub redis: Option<RedisConfig>,
+    /// How searches rank; `None`: the params measured for the model ([`Params::for_model`]).
+    #[serde(default)]
+    pub ranking: Option<Params>,
 }
 
 /// How much lower than the router's own threads the engine's threads (searches and indexing)
@@ -194,6 +198,7 @@ impl EngineConfig {
             cursor_secret: None,
             previous_cursor_secrets: Vec::new(),
             redis: None,
+            ranking: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! Opaque pagination cursors that any replica of a fleet accepts.
 //!
 //! A cursor names a position in one ranking: the state of the index that ranked (what it
-//! holds, [`crate::generation::Generation::state`], not a process's counter, so replicas at the
+//! holds, [`crate::index::generation::Generation::state`], not a process's counter, so replicas at the
 //! same state rank alike), the position after the result it belongs to, and a fingerprint of
 //! the request (query, minimum score, contract). An HMAC-SHA256 over those, keyed by the
 //! configured `cursors.secret` (or by a key of this process), makes a forged or edited cursor,

@@ -19,38 +19,32 @@ use wayfinder_supergraph::{Catalog, Contract, ContractFilter, MemberId};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::background::Background;
-use crate::cache::VectorCache;
+use crate::build::coordinator::{Coordinator, Reindex};
+use crate::build::indexer::IndexerContext;
+use crate::build::pool::{EmbedPool, Workers};
+use crate::build::status::{IndexReport, Progress, Shared, Swap};
 use crate::config::{
     Admission, EngineConfig, Overload, BACKGROUND_QUEUE, BACKGROUND_THREADS_PER_CORE,
 };
-use crate::coordinator::{Coordinator, Reindex};
 use crate::cursor::{CursorCodec, CursorError};
-use crate::document::documents;
+use crate::embed::cache::VectorCache;
+use crate::embed::shared_store::{RedisCounts, SharedStore, SharedStoreError};
 use crate::embed::{model_key, EmbedError, Embedder, Embedding, EXIT_WAIT};
-use crate::generation::{Generation, SearchMode, ShardState};
-use crate::indexer::IndexerContext;
-use crate::intent::{action_verb, answer_phrase, Intent, Owner};
-use crate::lexical::{LexicalError, LexicalIndex};
-use crate::pool::{EmbedPool, Workers};
-use crate::ranking::{
-    add_answer_evidence, add_owner_evidence, add_path_evidence, add_token_evidence,
-    add_verb_evidence, demote_deprecated, demote_unnamed_thin, fuse, named_members,
-    put_named_first, thin_names, Fusion,
-};
+use crate::index::document::documents;
+use crate::index::generation::{Generation, SearchMode, ShardState};
+use crate::index::lexical::{LexicalError, LexicalIndex};
+use crate::index::vector::VectorError;
+use crate::index::visibility::Visibility;
+use crate::query::spelling::{Spellings, Vocabulary};
+use crate::query::Analysis;
+use crate::rank::stages::{fuse, thin_names};
+use crate::rank::{rerank, Embedded, Params, ParamsError, Stage};
 use crate::search_pool::{Overloaded, SearchPool};
-use crate::shared_store::{RedisCounts, SharedStore, SharedStoreError};
-use crate::spelling::{Spellings, Vocabulary};
-use crate::status::{IndexReport, Progress, Shared, Swap};
-use crate::tokens::QueryTokens;
-use crate::vector::VectorError;
-use crate::visibility::Visibility;
 
 /// Longest query accepted, in characters.
 pub const MAX_QUERY_CHARS: usize = 1000;
 /// Largest page (`first`) accepted.
 pub const MAX_FIRST: usize = 100;
-/// Candidates taken from each list before fusion, at least.
-const CANDIDATE_DEPTH: usize = 100;
 /// Contracts kept per catalog (one per distinct tenant filter).
 const CONTRACTS_KEPT: usize = 64;
 
@@ -62,6 +56,8 @@ pub enum EngineError {
     Lexical(#[from] LexicalError),
     #[error(transparent)]
     SharedStore(#[from] SharedStoreError),
+    #[error(transparent)]
+    Params(#[from] ParamsError),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -185,7 +181,8 @@ pub struct Engine {
     /// part of the state a cursor names.
     model_key: u64,
     contracts: Mutex<(u64, HashMap<ContractFilter, Arc<Contract>>)>,
-    fusion: Fusion,
+    /// How searches rank.
+    params: Params,
     /// The fleet's shared store, when configured (and a model loaded).
     shared_store: Option<Arc<SharedStore>>,
 }
@@ -198,6 +195,9 @@ impl Engine {
         let shared = Arc::new(Shared::default());
         let progress = Arc::new(Progress::default());
 
+        if let Some(params) = &config.ranking {
+            params.validate()?;
+        }
         let workers = config.worker_threads();
         let loaded = model_key(&config.model)
             .and_then(|key| Embedder::load(&config.model, 1).map(|embedder| (key, embedder)));
@@ -333,7 +333,10 @@ impl Engine {
             },
             model_key: loaded_key,
             contracts: Mutex::new((0, HashMap::new())),
-            fusion: Fusion::default(),
+            params: config
+                .ranking
+                .clone()
+                .unwrap_or_else(|| Params::for_model(loaded_key)),
             shared_store,
         })
     }
@@ -343,15 +346,15 @@ impl Engine {
         self.shared_store.as_ref().map(|store| store.counts())
     }
 
-    /// The state cursors name for `generation` (see [`Generation::state`]), with the model.
+    /// The state cursors name for `generation` (see [`Generation::state`]), with the model and
+    /// the ranking params (other params rank otherwise).
     fn cursor_state(&self, generation: &Generation) -> u64 {
-        generation.state() ^ self.model_key.rotate_left(17)
+        generation.state() ^ self.model_key.rotate_left(17) ^ self.params.fingerprint()
     }
 
-    /// Uses `fusion` to combine lexical and vector evidence from now on.
-    pub fn with_fusion(mut self, fusion: Fusion) -> Self {
-        self.fusion = fusion;
-        self
+    /// How searches rank: the engine config's `ranking`, or the params measured for its model.
+    pub fn params(&self) -> &Params {
+        &self.params
     }
 
     /// Low-priority threads for a caller's work around searches.
@@ -381,7 +384,7 @@ impl Engine {
         swap: Swap,
     ) -> Result<Published, EngineError> {
         let started = Instant::now();
-        let documents: Arc<[_]> = documents(&catalog).into();
+        let documents: Arc<[_]> = documents(&catalog, &self.params.priors).into();
         let lexical = Arc::new(LexicalIndex::build(&documents)?);
         let keys: Arc<HashMap<u64, MemberId>> = Arc::new(
             documents
@@ -391,7 +394,9 @@ impl Engine {
         );
         let vocabulary = self.query.as_ref().map(|q| Arc::clone(&q.vocabulary));
         let spellings = Arc::new(Spellings::of(&catalog, vocabulary));
-        let thin_names = Arc::new(thin_names(&catalog, |name| lexical.terms(name)));
+        let thin_names = Arc::new(thin_names(&catalog, &self.params, |name| {
+            lexical.terms(name)
+        }));
         // One pass over the documents, not one per subgraph (191 subgraphs x 22k documents).
         let mut shards = vec![ShardState::Empty; catalog.subgraphs().len()];
         for document in documents.iter() {
@@ -576,13 +581,18 @@ impl Engine {
             fingerprint,
             visibility,
         } = page;
-        let depth = (offset + request.first).max(CANDIDATE_DEPTH);
+        let params = &self.params;
+        let depth = (offset + request.first).max(params.candidate_depth);
         let query = request.query.trim();
         let mut mode = generation.mode();
-        let intent = Intent::of(query);
-        // The question's words as the lexical index reads them, for its search and for thin
-        // members named by the question.
-        let terms = generation.lexical.terms(query);
+        let analysis = Analysis::of(
+            query,
+            generation.lexical.terms(query),
+            params
+                .runs(Stage::Spelling)
+                .then_some(&*generation.spellings),
+            params.runs(Stage::Intent),
+        );
         let lexical = {
             let span = tracing::info_span!(
                 "wayfinder.lexical_search",
@@ -591,31 +601,19 @@ impl Engine {
             let _entered = span.enter();
             let lexical = generation
                 .lexical
-                .search_terms(&terms, depth, &visibility)?;
+                .search_terms(&analysis.terms, depth, &visibility)?;
             span.record("candidates", lexical.len());
             lexical
         };
-        // The model reads acronyms, clipped words, degrees, agents and unknown words spelled
-        // out, in the question and in the phrases read from it; the lexical index and the
-        // named-member rule keep the words as written.
-        let read = generation.spellings.expand(query);
-        let owner = Owner::of(&read);
-        // An action asks for a change, whatever its object's words name.
-        let answer = (!intent.action).then(|| answer_phrase(&read)).flatten();
-        // An action that says how to make its change wants what the mutation takes as much as
-        // the mutation, so its verb does not favour mutations.
-        let verb = (intent.action && !intent.manner)
-            .then(|| action_verb(&read))
-            .flatten();
         let mut vector = Vec::new();
         // The question's embedding, its owner's, its answer's and its verb's.
         let mut embedded = [None, None, None, None];
         if let Some(session) = session {
             let texts = [
-                Some(read.as_ref()),
-                owner.as_ref().map(|owner| owner.phrase.as_str()),
-                answer.as_deref(),
-                verb.as_deref(),
+                Some(analysis.read.as_ref()),
+                analysis.owner.as_ref().map(|owner| owner.phrase.as_str()),
+                analysis.answer.as_deref(),
+                analysis.verb.as_deref(),
             ];
             match self.query_embeddings(&texts, session) {
                 Some([Some(q), owner, answer, verb]) => {
@@ -627,12 +625,9 @@ impl Engine {
                     let _entered = span.enter();
                     // An action wants a mutation field, however far its words are from the
                     // question's.
-                    vector = generation.vector_candidates(
-                        &q.vector,
-                        depth,
-                        intent.action,
-                        &visibility,
-                    )?;
+                    let actions = analysis.intent.action && params.runs(Stage::ActionCandidates);
+                    vector =
+                        generation.vector_candidates(&q.vector, depth, actions, &visibility)?;
                     span.record("candidates", vector.len());
                     embedded = [Some(q), owner, answer, verb];
                 }
@@ -654,44 +649,25 @@ impl Engine {
             generation.documents(),
             &lexical,
             &vector,
-            self.fusion,
-            intent,
+            analysis.intent,
+            params,
         );
-        demote_unnamed_thin(catalog, &mut ranked, &terms, &generation.thin_names);
-        let [question, owner_vector, answer_vector, verb_vector] = embedded;
-        let query_tokens = question
-            .as_ref()
-            .and_then(|q| QueryTokens::new(&q.tokens, generation.token_frequencies()));
-        if let Some(query_tokens) = query_tokens {
-            add_token_evidence(catalog, generation.documents(), &mut ranked, intent, |m| {
-                generation
-                    .member_tokens(m)
-                    .map(|tokens| query_tokens.match_score(tokens))
-            });
-            merge.record("token_matched", true);
-        }
-        if let (Some(owner), Some(vector)) = (owner, owner_vector) {
-            add_owner_evidence(catalog, &mut ranked, owner.listed, |ty| {
-                generation.similarity(ty, &vector.vector)
-            });
-            merge.record("owner_matched", true);
-        }
-        if let Some(vector) = answer_vector {
-            add_answer_evidence(catalog, &mut ranked, |ty| {
-                generation.similarity(ty, &vector.vector)
-            });
-            merge.record("answer_matched", true);
-        }
-        if let Some(vector) = verb_vector {
-            add_verb_evidence(catalog, &mut ranked, |m| {
-                generation.similarity(m, &vector.vector)
-            });
-            merge.record("verb_matched", true);
-        }
-        add_path_evidence(catalog, &mut ranked, &visibility);
-        demote_deprecated(catalog, generation.documents(), &mut ranked, &visibility);
-        let named = named_members(catalog, query, &visibility, &ranked);
-        put_named_first(&mut ranked, &named);
+        let [question, owner, answer, verb] = &embedded;
+        let embedded = Embedded {
+            question: question.as_deref(),
+            owner: owner.as_deref(),
+            answer: answer.as_deref(),
+            verb: verb.as_deref(),
+        };
+        rerank(
+            generation,
+            &mut ranked,
+            &analysis,
+            &embedded,
+            &visibility,
+            params,
+            &merge,
+        );
 
         let state = self.cursor_state(generation);
         let hits = ranked

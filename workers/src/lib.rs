@@ -1,47 +1,40 @@
 //! `wayfinder-workers` indexes catalogs and answers searches over them.
 //!
-//! Data flows one way: a [`Catalog`](wayfinder_supergraph::Catalog) becomes [`document`]s;
-//! documents feed the [`lexical`] index at once and, through the [`coordinator`] actor, the
-//! per-subgraph [`indexer`] actors, which embed what the [`cache`] lacks on the [`pool`] of
-//! [`embed`] workers (taking what other replicas embedded from the fleet's
-//! [`shared_store`] first) and build [`vector`] shards; each step publishes a [`generation`];
-//! [`engine`] searches the current one on the [`search_pool`]'s threads, reading the query's [`intent`] and spelling out its
-//! acronyms and clipped words ([`spelling`]); [`ranking`] fuses and orders, [`cursor`] pages.
-//! [`math`] is the vector arithmetic they share; [`status`] what indexing reports and the
-//! generation it made live.
+//! Data flows one way, one folder per step:
+//!
+//! - [`index`]: a [`Catalog`](wayfinder_supergraph::Catalog) becomes documents, which feed
+//!   the lexical index at once and the vector shards as they are built; each step publishes a
+//!   generation.
+//! - [`build`]: the actors that make the vectors (coordinator, per-subgraph indexers, the
+//!   embedding pool), taking what the caches hold first.
+//! - [`embed`]: the model, its token vectors, the vector cache and the fleet's shared store.
+//! - [`query`]: one analysis of the question (its shape, its phrases, its words spelled out).
+//! - [`rank`]: fusion and the re-ranking stages, every number in [`rank::Params`].
+//!
+//! The [`engine`] ties them together for the CLI and the router plugin: it publishes catalogs
+//! and answers searches on the [`search_pool`]'s threads (callers' own work around them runs
+//! on the [`background`] threads); [`cursor`] signs pages, [`config`] holds the settings and
+//! [`eval`] scores question sets.
 
 pub mod background;
-pub mod cache;
+pub mod build;
 pub mod config;
-mod coordinator;
 pub mod cursor;
-pub mod document;
 pub mod embed;
 pub mod engine;
 pub mod eval;
-pub mod generation;
-mod indexer;
-pub mod intent;
-pub mod lexical;
-pub mod math;
-mod onnx_graph;
-mod pool;
-pub mod ranking;
+pub mod index;
+pub mod query;
+pub mod rank;
 pub mod search_pool;
-pub mod shared_store;
-mod spelling;
-pub mod status;
-pub mod tokens;
-pub mod vector;
-pub mod visibility;
 
+pub use build::status::{IndexReport, Swap};
 pub use config::{Admission, EngineConfig, ModelConfig, Overload, Pooling};
+pub use embed::shared_store::{RedisConfig, RedisCounts, RedisTls};
 pub use embed::{close_runtime, EXIT_WAIT};
 pub use engine::{
     Engine, EngineError, Published, SearchError, SearchHit, SearchRequest, SearchResults,
 };
-pub use generation::{Generation, SearchMode};
-pub use ranking::Fusion;
+pub use index::generation::{Generation, SearchMode};
+pub use rank::{Fusion, Params, Stage};
 pub use search_pool::Overloaded;
-pub use shared_store::{RedisConfig, RedisCounts, RedisTls};
-pub use status::{IndexReport, Swap};

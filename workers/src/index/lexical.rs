@@ -16,8 +16,8 @@ use tantivy::tokenizer::{
 use tantivy::{doc, Index, IndexReader, ReloadPolicy, Term};
 use wayfinder_supergraph::MemberId;
 
-use crate::document::{split_identifier, Document};
-use crate::visibility::Visibility;
+use crate::index::document::{split_identifier, Document};
+use crate::index::visibility::Visibility;
 
 const ANALYZER: &str = "wayfinder_en";
 const MEMBER: &str = "member";

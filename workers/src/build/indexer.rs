@@ -25,13 +25,13 @@ use actix::{
 use futures_util::StreamExt as _;
 use tracing::Instrument as _;
 
-use crate::cache::{save_unsaved, Claim, VectorCache};
-use crate::document::{distinct_texts, Document, Text};
-use crate::pool::{EmbedPool, EmbedTexts, EmbedWorker};
-use crate::shared_store::{Entry, RedisCounts, SharedStore};
-use crate::status::Progress;
-use crate::tokens::TokenVectors;
-use crate::vector::{ShardFile, VectorError, VectorShard};
+use crate::build::pool::{EmbedPool, EmbedTexts, EmbedWorker};
+use crate::build::status::Progress;
+use crate::embed::cache::{save_unsaved, Claim, VectorCache};
+use crate::embed::shared_store::{Entry, RedisCounts, SharedStore};
+use crate::embed::tokens::TokenVectors;
+use crate::index::document::{distinct_texts, Document, Text};
+use crate::index::vector::{ShardFile, VectorError, VectorShard};
 
 /// New vectors between two saves of the cache during a long run.
 const CHECKPOINT_EVERY: usize = 4096;

@@ -17,7 +17,9 @@ use std::sync::Arc;
 use wayfinder_supergraph::{Catalog, Member, MemberId, MemberKind, SubgraphId};
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64_with_seed};
 
-use crate::math::unit_sum;
+use crate::embed::math::unit_sum;
+use crate::index::plumbing::{owner_type, Plumbing};
+use crate::index::priors::{prior, Priors};
 
 /// The searchable text of one member.
 #[derive(Debug, Clone)]
@@ -46,7 +48,7 @@ pub struct Document {
     pub outcome: bool,
     /// For a mutation field that returns a payload, the object the payload carries: what the
     /// change makes or changes (`Issue`, through `CreateIssuePayload.issue`). An action is read
-    /// against it too (see [`crate::generation`]); a read is not, or every change to an
+    /// against it too (see [`crate::index::generation`]); a read is not, or every change to an
     /// object would answer questions about it.
     pub carries: Option<MemberId>,
     /// Which of [`Document::views`] is the member's own `title. summary`: the text's, when the
@@ -139,7 +141,7 @@ const CONTEXT_CHARS: usize = 160;
 const LIST_NAMES: usize = 12;
 
 /// One document per member the catalog can show (built-ins of GraphQL itself included).
-pub fn documents(catalog: &Catalog) -> Vec<Document> {
+pub fn documents(catalog: &Catalog, priors: &Priors) -> Vec<Document> {
     let plumbing = Plumbing::of(catalog);
     let filters = filters(catalog);
     let changes = changes(catalog);
@@ -185,7 +187,7 @@ pub fn documents(catalog: &Catalog) -> Vec<Document> {
                     .flatten()
                     .collect::<Vec<_>>()
                     .join(" "),
-                prior: prior(catalog, &plumbing, member),
+                prior: prior(catalog, &plumbing, member, priors),
                 filter: filters[member.id.index()],
                 change: changes[member.id.index()],
                 outcome: member.kind == MemberKind::Field
@@ -361,215 +363,6 @@ fn views(
     (views, summary_view)
 }
 
-/// Share of its score a member keeps that is not a root field: agents mostly look for an
-/// operation to call first (measured on the three dev sets: 0.8 raised recall@10 on each).
-/// Root query fields that look one object up by a required argument (`playlist(id: ID!):
-/// Playlist`) keep the same share: a question names what it wants of that object, and the
-/// lookup is the first step of its path (on the three dev sets: spotify MRR 0.578 -> 0.606,
-/// saleor 0.533 -> 0.543, github's top tens as they were but two, each better).
-const BELOW_ROOT_PRIOR: f32 = 0.8;
-/// Further share a member of a plumbing type keeps. What only subscriptions reach keeps it too,
-/// the subscription fields first: they stream events rather than answer a question, and rank
-/// below a lookup with the same words (for what they reach, on the three dev sets: saleor
-/// MRR@10 0.611 -> 0.614, three answers a place or two higher, none lower; github has no
-/// subscriptions, and spotify's reaches nothing its queries do not; 0.4-0.9 give the same top
-/// fives). A mutation's input wrapper and ID arguments keep it too ([`frames_a_mutation`]; on
-/// the three dev sets: spotify recall@5 0.808 -> 0.827 and saleor 0.792 -> 0.811, five answers
-/// higher, none lower; 0.7-0.9 give the same figures). Re-measured once the mutation views
-/// of step 30 were in: 0.8 rather than 0.85 ranks nine dev questions a place or more higher and
-/// none lower, raising MRR@10 on each set; at 0.78 and below saleor's `metadata` interface,
-/// which only payloads use, falls out of the top ten.
-const PLUMBING_PRIOR: f32 = 0.8;
-/// Further share a type keeps: a question in words asks for data or an operation, which is a
-/// field, an argument or a value; the type holding it is reached through them, and a type the
-/// question names goes first anyway (on the three dev sets: nine questions rank better, one
-/// worse; pooled recall@10 0.742 -> 0.761).
-const TYPE_PRIOR: f32 = 0.85;
-
-/// Further share a field keeps, with its arguments, when it repeats what an interface of its
-/// type declares and says nothing of its own: saleor's `metadata` fields, on each of the 35
-/// types that implement `ObjectWithMetadata`, crowded out the interface's own, which stands for
-/// them all. A field with a description of its own (`Track.durationMs`, "The track length") is
-/// not a repeat (on the three dev sets: saleor recall@5 0.774 -> 0.792 and recall@10 0.849 ->
-/// 0.868, github two answers a place higher, spotify unchanged; 0.85-0.95 give the same top
-/// tens).
-const REPEATED_PRIOR: f32 = 0.9;
-
-/// Share the GraphQL language's own directives (`@skip`, `@include`, `@deprecated`, ...) and
-/// their arguments keep, as plumbing does: they shape how any operation runs and say nothing
-/// of the API's domain, yet their descriptions share everyday words ("skipped", "included").
-/// A query that names one still puts it first (on the three dev sets: spotify recall@5 0.750 ->
-/// 0.769, github and saleor unchanged; 0.5-0.8 give the same figures).
-const SPEC_DIRECTIVE_PRIOR: f32 = BELOW_ROOT_PRIOR * PLUMBING_PRIOR;
-
-fn prior(catalog: &Catalog, plumbing: &Plumbing, member: &Member) -> f32 {
-    if member.kind == MemberKind::Field {
-        let roots = catalog.roots();
-        // Subscription fields go on below, to what only subscriptions reach.
-        match member.parent {
-            Some(p) if roots.query == Some(p) && looks_up_one(catalog, plumbing, member) => {
-                return BELOW_ROOT_PRIOR
-            }
-            Some(p) if roots.query == Some(p) || roots.mutation == Some(p) => return 1.0,
-            _ => {}
-        }
-    }
-    let spec_directive = match member.kind {
-        MemberKind::Directive => member.builtin,
-        MemberKind::DirectiveArgument => member.parent.is_some_and(|d| catalog.member(d).builtin),
-        _ => false,
-    };
-    if spec_directive {
-        return SPEC_DIRECTIVE_PRIOR;
-    }
-    let mut prior = match owner_type(catalog, member) {
-        Some(owner) if plumbing.contains(owner) => BELOW_ROOT_PRIOR * PLUMBING_PRIOR,
-        Some(_) => BELOW_ROOT_PRIOR,
-        None => 1.0,
-    };
-    if only_streamed(catalog, member) {
-        prior *= PLUMBING_PRIOR;
-    }
-    if repeats_an_interface(catalog, member) {
-        prior *= REPEATED_PRIOR;
-    }
-    if frames_a_mutation(catalog, member) {
-        prior *= PLUMBING_PRIOR;
-    }
-    if member.kind.is_type() {
-        prior * TYPE_PRIOR
-    } else {
-        prior
-    }
-}
-
-/// Whether only subscriptions reach the member: a subscription field, and an event's payload
-/// (saleor's `ProductCreated` under `Subscription.event`), which is streamed as the field is
-/// and which no query or mutation answers with. Paths are found from `Query` and `Mutation`
-/// before `Subscription`, so the first one starts at a subscription field only when no other
-/// root reaches the member.
-fn only_streamed(catalog: &Catalog, member: &Member) -> bool {
-    let roots = catalog.roots();
-    catalog
-        .paths_to_root(member.id)
-        .first()
-        .and_then(|path| path.first())
-        .and_then(|field| catalog.member(*field).parent)
-        .is_some_and(|root| roots.subscription == Some(root))
-}
-
-/// Whether the member is a mutation field's argument that says nothing of what the change
-/// takes: the wrapper of its input (an input object nothing else takes, Relay's `input:
-/// CreateIssueInput!`), whose fields say it instead, or an ID (`id: ID!`), which says which
-/// object to change, as nearly every change's does. A question names the change or what its
-/// input holds. (A lookup's ID is kept: "look up an album by its id" asks for it.)
-fn frames_a_mutation(catalog: &Catalog, member: &Member) -> bool {
-    let of_a_mutation = member.kind == MemberKind::Argument
-        && member
-            .parent
-            .is_some_and(|field| catalog.roots().is_mutation_field(catalog.member(field)));
-    let ty = member.named_type.map(|ty| catalog.member(ty));
-    of_a_mutation
-        && ty.is_some_and(|ty| {
-            ty.name == "ID" || (ty.kind == MemberKind::InputObject && ty.referenced_by.len() == 1)
-        })
-}
-
-/// Whether the member is a field of an object type (or an argument of one) that an interface
-/// of the type declares, with no description or the interface's own.
-fn repeats_an_interface(catalog: &Catalog, member: &Member) -> bool {
-    let field = match member.kind {
-        MemberKind::Argument => member.parent.map(|field| catalog.member(field)),
-        _ => Some(member),
-    };
-    let Some(field) = field.filter(|field| field.kind == MemberKind::Field) else {
-        return false;
-    };
-    owner_type(catalog, field).is_some_and(|ty| {
-        ty.kind == MemberKind::Object
-            && ty.interfaces.iter().any(|interface| {
-                catalog
-                    .child(catalog.member(*interface), &field.name)
-                    .is_some_and(|declared| {
-                        field.description.is_none() || field.description == declared.description
-                    })
-            })
-    })
-}
-
-/// A field that takes a required argument and returns one object that is not plumbing
-/// (`playlist(id: ID!): Playlist`): on the query root, the entry to that object's fields.
-fn looks_up_one(catalog: &Catalog, plumbing: &Plumbing, field: &Member) -> bool {
-    let returns = field.signature.rsplit(':').next().unwrap_or_default();
-    let required = |id: &MemberId| catalog.member(*id).signature.ends_with('!');
-    !returns.contains('[')
-        && field.children.iter().any(required)
-        && field
-            .named_type
-            .map(|ty| catalog.member(ty))
-            .is_some_and(|ty| ty.kind == MemberKind::Object && !plumbing.contains(ty))
-}
-
-/// The type a member belongs to (`None` for directives and their arguments).
-fn owner_type<'c>(catalog: &'c Catalog, member: &Member) -> Option<&'c Member> {
-    catalog.container(member.id).filter(|c| c.kind.is_type())
-}
-
-/// The types that wrap what an agent asks about rather than being it: Relay connections
-/// (`edges`/`nodes` with `pageInfo`), edges (`node` with `cursor`), mutation payloads (objects
-/// only mutation root fields return), and then every type only plumbing uses (the error
-/// objects of payloads, their error-code enums).
-pub(crate) struct Plumbing {
-    plumbing: Vec<bool>,
-    /// By member: whether it is a mutation payload, which a document's `outcome` reads too.
-    payloads: Vec<bool>,
-}
-
-impl Plumbing {
-    pub(crate) fn of(catalog: &Catalog) -> Self {
-        let members = catalog.members();
-        let payloads: Vec<bool> = members.iter().map(|m| payload(catalog, m)).collect();
-        let mut plumbing: Vec<bool> = members
-            .iter()
-            .zip(&payloads)
-            .map(|(m, payload)| *payload || wraps(catalog, m))
-            .collect();
-        // Each pass marks the types whose every user is plumbing; few passes settle it.
-        loop {
-            let mut changed = false;
-            for ty in members.iter().filter(|m| m.kind.is_type()) {
-                if plumbing[ty.id.index()]
-                    || ty.builtin
-                    || catalog.roots().contains(ty.id)
-                    || ty.referenced_by.is_empty()
-                {
-                    continue;
-                }
-                let only_plumbing = ty.referenced_by.iter().all(|user| {
-                    owner_type(catalog, catalog.member(*user))
-                        .is_some_and(|owner| plumbing[owner.id.index()])
-                });
-                if only_plumbing {
-                    plumbing[ty.id.index()] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                return Plumbing { plumbing, payloads };
-            }
-        }
-    }
-
-    pub(crate) fn contains(&self, ty: &Member) -> bool {
-        self.plumbing.get(ty.id.index()).copied().unwrap_or(false)
-    }
-
-    /// An object only mutation root fields return.
-    pub(crate) fn is_payload(&self, ty: &Member) -> bool {
-        self.payloads.get(ty.id.index()).copied().unwrap_or(false)
-    }
-}
-
 /// The object a mutation field's payload carries: the one field of the payload that returns
 /// an object or interface other than plumbing (its errors are plumbing), when there is one.
 fn carried(catalog: &Catalog, plumbing: &Plumbing, field: &Member) -> Option<MemberId> {
@@ -587,27 +380,6 @@ fn carried(catalog: &Catalog, plumbing: &Plumbing, field: &Member) -> Option<Mem
         (Some(one), None) => Some(one),
         _ => None,
     }
-}
-
-/// A connection or an edge, by its shape alone.
-fn wraps(catalog: &Catalog, ty: &Member) -> bool {
-    if ty.kind != MemberKind::Object {
-        return false;
-    }
-    let has = |name: &str| catalog.child(ty, name).is_some();
-    let connection = has("pageInfo") && (has("edges") || has("nodes"));
-    let edge = has("node") && has("cursor");
-    connection || edge
-}
-
-/// A mutation payload: an object only mutation root fields return.
-fn payload(catalog: &Catalog, ty: &Member) -> bool {
-    ty.kind == MemberKind::Object
-        && !ty.referenced_by.is_empty()
-        && ty
-            .referenced_by
-            .iter()
-            .all(|r| catalog.roots().is_mutation_field(catalog.member(*r)))
 }
 
 /// A member's name and its parent's, as words: `repository stargazers`.
@@ -909,7 +681,7 @@ mod tests {
             wayfinder_supergraph::CatalogOptions::default(),
         )
         .unwrap();
-        let documents = documents(&catalog);
+        let documents = documents(&catalog, &Priors::default());
         let reach = |coordinate: &str| {
             let d = &documents[catalog.get(coordinate).expect(coordinate).id.index()];
             let replacement = d
@@ -954,7 +726,7 @@ mod tests {
             wayfinder_supergraph::CatalogOptions::default(),
         )
         .unwrap();
-        let documents = documents(&catalog);
+        let documents = documents(&catalog, &Priors::default());
         let document = |coordinate: &str| &documents[catalog.get(coordinate).unwrap().id.index()];
         let carries = |coordinate: &str| {
             document(coordinate)

@@ -42,8 +42,8 @@ use std::sync::{Arc, LazyLock};
 
 use wayfinder_supergraph::{Catalog, MemberKind};
 
-use crate::document::split_identifier;
-use crate::intent::AUXILIARIES;
+use crate::index::document::split_identifier;
+use crate::query::intent::AUXILIARIES;
 
 const MIN_LETTERS: usize = 2;
 const MAX_LETTERS: usize = 5;
@@ -59,7 +59,7 @@ pub type Vocabulary = HashSet<String>;
 
 /// How a question's words are spelled out for the model, made on publishing a catalog.
 #[derive(Debug)]
-pub(crate) struct Spellings {
+pub struct Spellings {
     /// Acronym (lower case) to the words it stands for.
     acronyms: HashMap<String, String>,
     /// Each word of the members' names (lower case), with how many members' names use it.
@@ -72,7 +72,7 @@ pub(crate) struct Spellings {
 }
 
 impl Spellings {
-    pub(crate) fn of(catalog: &Catalog, vocabulary: Option<Arc<Vocabulary>>) -> Self {
+    pub fn of(catalog: &Catalog, vocabulary: Option<Arc<Vocabulary>>) -> Self {
         let mut name_words: BTreeMap<String, usize> = BTreeMap::new();
         for member in catalog.members().iter().filter(|m| !m.builtin) {
             let name = split_identifier(&member.name);
@@ -108,7 +108,7 @@ impl Spellings {
 
     /// `query` with each acronym, clipped word, degree, agent and unknown word spelled out,
     /// borrowed when it has none.
-    pub(crate) fn expand<'q>(&self, query: &'q str) -> Cow<'q, str> {
+    pub fn expand<'q>(&self, query: &'q str) -> Cow<'q, str> {
         let mut out = String::new();
         let mut copied = 0;
         let mut previous = "";
@@ -261,7 +261,7 @@ impl Spellings {
 /// one (`loud` -> `volume`, `loudness`, `intensity`; `huge`, a satellite of `large`, -> `size`),
 /// from the table `scripts/wordnet.py` writes.
 static ATTRIBUTES: LazyLock<HashMap<&str, Vec<&str>>> =
-    LazyLock::new(|| table(include_str!("../data/attributes.tsv")));
+    LazyLock::new(|| table(include_str!("../../data/attributes.tsv")));
 
 /// A table `scripts/wordnet.py` writes: a word, a tab and its words, a line each, after a
 /// header of `#` lines.
@@ -277,7 +277,7 @@ fn table(text: &'static str) -> HashMap<&'static str, Vec<&'static str>> {
 /// whole (`shopper` -> `customer`, `client`), for the words the default model lacks, from the
 /// table `scripts/wordnet.py` writes.
 static SENSES: LazyLock<HashMap<&str, Vec<&str>>> =
-    LazyLock::new(|| table(include_str!("../data/senses.tsv")));
+    LazyLock::new(|| table(include_str!("../../data/senses.tsv")));
 
 /// `word` in lower case if it is a plain word of at least `letters` letters: in lower case, or
 /// capitalised as a sentence opens (capitals are acronyms, and an identifier, `nameWithOwner`,

@@ -8,14 +8,14 @@ use std::sync::{Arc, OnceLock};
 
 use wayfinder_supergraph::{Catalog, MemberId};
 
-use crate::document::Document;
-use crate::lexical::LexicalIndex;
-use crate::math::{dot, unit_sum};
-use crate::ranking::ThinNames;
-use crate::spelling::Spellings;
-use crate::tokens::{TokenFrequencies, TokenVectors};
-use crate::vector::{VectorError, VectorShard};
-use crate::visibility::Visibility;
+use crate::embed::math::{dot, unit_sum};
+use crate::embed::tokens::{TokenFrequencies, TokenVectors};
+use crate::index::document::Document;
+use crate::index::lexical::LexicalIndex;
+use crate::index::vector::{VectorError, VectorShard};
+use crate::index::visibility::Visibility;
+use crate::query::spelling::Spellings;
+use crate::rank::stages::ThinNames;
 
 /// The vector side of one subgraph's shard in a generation.
 #[derive(Clone)]
@@ -67,7 +67,7 @@ pub struct Generation {
     /// first search that matches tokens.
     pub(crate) token_frequencies: OnceLock<TokenFrequencies>,
     /// The name of each thin member as the lexical index reads it, made on publishing the
-    /// catalog ([`crate::ranking::thin_names`]).
+    /// catalog ([`crate::rank::stages::thin_names`]).
     pub(crate) thin_names: Arc<ThinNames>,
     /// How questions are spelled out for the model, made on publishing the catalog.
     pub(crate) spellings: Arc<Spellings>,

@@ -1,5 +1,5 @@
 //! The persistent vector cache: document vectors, keyed by model and document text, and for
-//! the texts that are a member's document, their content-token vectors ([`crate::tokens`]).
+//! the texts that are a member's document, their content-token vectors ([`crate::embed::tokens`]).
 //!
 //! A restart or a reload embeds only texts it has never seen. The vectors live in an LMDB
 //! environment (`heed`) in the cache folder, `vectors.lmdb/`, read per key through a memory
@@ -32,7 +32,7 @@ use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::tokens::TokenVectors;
+use crate::embed::tokens::TokenVectors;
 
 /// The environment's folder inside the cache folder.
 const STORE_DIR: &str = "vectors.lmdb";

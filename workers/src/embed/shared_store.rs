@@ -1,10 +1,10 @@
 //! The fleet's shared vector store, in Redis: before it embeds a text, a replica takes the
 //! vector another replica embedded; it leaves the vectors it embedded itself; and it leases the
 //! texts it is embedding, so that replicas starting together on an empty store split the work
-//! rather than each doing all of it. The local cache ([`crate::cache`]) stays the first level:
+//! rather than each doing all of it. The local cache ([`crate::embed::cache`]) stays the first level:
 //! what comes from Redis is kept there too.
 //!
-//! Flow (driven by the shard indexer, [`crate::indexer`]): the texts the local cache lacks are
+//! Flow (driven by the shard indexer, [`crate::build::indexer`]): the texts the local cache lacks are
 //! fetched in pipelined batches ([`SharedStore::fetch`]); those still missing are leased a
 //! chunk at a time, at most [`LEASES_IN_FLIGHT`] chunks per replica ([`SharedStore::lease`],
 //! `SET NX PX`); a text another replica holds is fetched again until it appears, or its lease
@@ -38,7 +38,7 @@ use fred::types::Builder;
 use futures_util::StreamExt as _;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::tokens::TokenVectors;
+use crate::embed::tokens::TokenVectors;
 
 /// Keys read in one pipeline, and pipelines in flight at once (the replies of one are decoded
 /// while the next ones travel).
@@ -47,7 +47,7 @@ const FETCH_IN_FLIGHT: usize = 4;
 /// Records written in one pipeline (each about 1.5 KB, with token vectors about 10 KB).
 const WRITE_BATCH: usize = 64;
 /// How long a lease holds: far longer than a replica takes to embed the texts it leases at
-/// once (`crate::indexer::LEASED_AT_ONCE`), and how long the others wait when it dies.
+/// once (`crate::build::indexer::LEASED_AT_ONCE`), and how long the others wait when it dies.
 pub(crate) const LEASE: Duration = Duration::from_secs(30);
 /// Chunks of leased texts one replica embeds at once (two keep the pool busy between chunks).
 const LEASES_IN_FLIGHT: usize = 2;
@@ -427,7 +427,7 @@ impl SharedStore {
         self.record(counts)
     }
 
-    /// The graph another replica built and shared under `name` (a [`crate::vector::ShardFile`]
+    /// The graph another replica built and shared under `name` (a [`crate::index::vector::ShardFile`]
     /// name: the shard and the exact entries it holds), if Redis has it whole.
     pub(crate) async fn fetch_graph(&self, name: &str) -> (Option<Vec<u8>>, RedisCounts) {
         let mut counts = RedisCounts::default();

@@ -13,7 +13,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::math::dot;
+use crate::embed::math::dot;
 
 /// Content-token vectors of one text: token ids and unit vectors, each row quantised to `i8`
 /// with its own scale.

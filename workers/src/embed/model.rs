@@ -4,7 +4,7 @@
 //! worker thread of the pool and the query path hold their own. Texts are tokenized one by one,
 //! padded to the longest in the batch (callers sort by length so padding stays small), run, and
 //! pooled over the attention mask, then L2-normalised so a dot product is a cosine. The same
-//! pass keeps the contextual vectors of the text's content tokens ([`crate::tokens`]).
+//! pass keeps the contextual vectors of the text's content tokens ([`crate::embed::tokens`]).
 //!
 //! Exit: ONNX Runtime's globals are destroyed by the process's exit handlers, and a thread
 //! still inside the runtime then crashes the process. Every call into it (loading, running,
@@ -23,11 +23,11 @@ use tokenizers::{Tokenizer, TruncationParams};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::config::{ModelConfig, Pooling};
-use crate::math::normalize;
+use crate::embed::math::normalize;
 use tantivy::tokenizer::{Language, LowerCaser, RawTokenizer, StopWordFilter, TextAnalyzer};
 
-use crate::onnx_graph;
-use crate::tokens::TokenVectors;
+use crate::embed::onnx_graph;
+use crate::embed::tokens::TokenVectors;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EmbedError {

@@ -24,8 +24,8 @@ use std::sync::Arc;
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
-use crate::cache::write_atomically;
-use crate::tokens::TokenVectors;
+use crate::embed::cache::write_atomically;
+use crate::embed::tokens::TokenVectors;
 
 #[derive(Debug, thiserror::Error)]
 #[error("vector index: {0}")]

@@ -19,17 +19,17 @@ use actix::{
 use wayfinder_supergraph::{Catalog, MemberId};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::cache::save_unsaved;
-use crate::document::{distinct_texts, Document};
+use crate::embed::cache::save_unsaved;
+use crate::index::document::{distinct_texts, Document};
 
-use crate::generation::{Generation, ShardState};
-use crate::indexer::{BuildShard, IndexerContext, ShardBuilt, ShardIndexer};
-use crate::lexical::LexicalIndex;
-use crate::ranking::ThinNames;
-use crate::spelling::Spellings;
-use crate::status::IndexReport;
-use crate::status::{Shared, Swap};
-use crate::vector::VectorShard;
+use crate::build::indexer::{BuildShard, IndexerContext, ShardBuilt, ShardIndexer};
+use crate::build::status::IndexReport;
+use crate::build::status::{Shared, Swap};
+use crate::index::generation::{Generation, ShardState};
+use crate::index::lexical::LexicalIndex;
+use crate::index::vector::VectorShard;
+use crate::query::spelling::Spellings;
+use crate::rank::stages::ThinNames;
 
 /// A catalog to index, with what the engine already built for it synchronously.
 pub(crate) struct Reindex {

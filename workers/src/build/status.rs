@@ -7,7 +7,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use arc_swap::ArcSwapOption;
 
-use crate::generation::Generation;
+use crate::index::generation::Generation;
 use std::time::{Duration, Instant};
 
 /// When a published catalog starts answering searches.

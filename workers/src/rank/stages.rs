@@ -11,33 +11,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::{Deserialize, Serialize};
 use wayfinder_supergraph::{Catalog, Member, MemberId, MemberKind};
 
-use crate::document::Document;
-use crate::intent::Intent;
-use crate::visibility::Visibility;
-
-/// How lexical and vector evidence combine.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "method")]
-pub enum Fusion {
-    /// Reciprocal rank fusion: `sum 1 / (k + rank)`, scaled so rank 1 in both lists is 1.0.
-    Rrf { k: f32 },
-    /// A weighted sum of the cosine similarity and the BM25 score relative to the query's best.
-    Weighted { vector_weight: f32 },
-}
-
-/// Weighted at 0.95 measured best on the three dev sets once members had several vectors:
-/// pooled recall@5 0.59 and MRR@10 0.46, against 0.57 and 0.43 at 0.8 (lexical evidence then
-/// mostly breaks ties; exact names are handled before fusion).
-impl Default for Fusion {
-    fn default() -> Self {
-        Fusion::Weighted {
-            vector_weight: 0.95,
-        }
-    }
-}
+use crate::index::document::Document;
+use crate::index::visibility::Visibility;
+use crate::query::intent::Intent;
+use crate::rank::params::{Fusion, Params, Stage};
 
 /// One member's evidence: rank (0-based) and raw score in each list it appears in.
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,15 +24,6 @@ struct Evidence {
     lexical: Option<(usize, f32)>,
     vector: Option<(usize, f32)>,
 }
-
-/// Share of its score anything but a mutation field keeps when the query is an action
-/// (measured on the three dev sets: recall@10 of mutation questions 0.59 -> 0.78, no set worse).
-const NOT_AN_ACTION: f32 = 1.0 / 1.5;
-
-/// What a member that narrows reads counts for when the question asks for a list narrowed down
-/// (measured on the three dev sets: github R@5 0.630 -> 0.648, saleor R@10 0.755 -> 0.774,
-/// spotify has no such question; 1.2 and more lose github's top-ten answers).
-const NARROWING: f32 = 1.1;
 
 /// What a member's evidence counts for before the query's words are read: its prior, more when
 /// it narrows a read and the question asks for a list narrowed down, a root field's when it is
@@ -64,24 +34,29 @@ fn weight<'c>(
     catalog: &'c Catalog,
     documents: &'c [Document],
     intent: Intent,
+    params: &'c Params,
 ) -> impl Fn(MemberId) -> f32 + 'c {
+    let priors = params.runs(Stage::Priors);
+    let narrowing = intent.filter && params.runs(Stage::Narrowing);
+    let outcome = intent.outcome && params.runs(Stage::Outcome);
+    let action = intent.action && params.runs(Stage::Action);
     move |member| {
         let document = documents.get(member.index());
-        let mut prior = document.map_or(1.0, |d| d.prior);
-        if intent.filter && document.is_some_and(|d| d.filter) {
-            prior *= NARROWING;
+        let mut prior = document.filter(|_| priors).map_or(1.0, |d| d.prior);
+        if narrowing && document.is_some_and(|d| d.filter) {
+            prior *= params.narrowing;
         }
         // The read that follows a change starts from what the mutation returns, as any other
         // read starts from a root field: its fields take a root field's prior.
-        let outcome = intent.outcome && document.is_some_and(|d| d.outcome);
+        let outcome = outcome && document.is_some_and(|d| d.outcome);
         if outcome {
             prior = 1.0;
         }
         let wanted = catalog.roots().is_mutation_field(catalog.member(member))
             || (intent.manner && document.is_some_and(|d| d.change))
             || outcome;
-        if intent.action && !wanted {
-            prior * NOT_AN_ACTION
+        if action && !wanted {
+            prior * params.not_an_action
         } else {
             prior
         }
@@ -95,10 +70,10 @@ pub fn fuse(
     documents: &[Document],
     lexical: &[(MemberId, f32)],
     vector: &[(MemberId, f32)],
-    fusion: Fusion,
     intent: Intent,
+    params: &Params,
 ) -> Vec<(MemberId, f32)> {
-    let weight = weight(catalog, documents, intent);
+    let weight = weight(catalog, documents, intent, params);
     // Each list holds a member once (a member's views are already merged into one score).
     let mut evidence: HashMap<MemberId, Evidence> = HashMap::new();
     for (rank, &(member, score)) in lexical.iter().enumerate() {
@@ -112,7 +87,7 @@ pub fn fuse(
     let mut fused: Vec<(MemberId, f32)> = evidence
         .into_iter()
         .map(|(member, e)| {
-            let score = match fusion {
+            let score = match params.fusion {
                 Fusion::Rrf { k } => {
                     let part = |hit: Option<(usize, f32)>| {
                         hit.map_or(0.0, |(r, _)| 1.0 / (k + 1.0 + r as f32))
@@ -143,14 +118,7 @@ pub fn fuse(
     fused
 }
 
-/// How many of the best fused members are matched token by token: the re-ordering only needs
-/// to reach what fusion put near the top (the best 20 gave the same dev-set figures as 100).
-const TOKEN_DEPTH: usize = 20;
-/// Share of a score that the token match gives: 0.3 of the fused score's weight, the setting
-/// measured best on all three dev sets with 0.2 and 0.4 close behind.
-const TOKEN_SHARE: f32 = 0.3 / 1.3;
-
-/// Blends the token match of each of the best [`TOKEN_DEPTH`] members (`matched`, in [0, 1];
+/// Blends the token match of each of the best [`Params::token_depth`] members (`matched`, in [0, 1];
 /// `None` where the member's shard has no token vectors) into its score, counted with the
 /// member's [`weight`] as fused evidence is, and re-sorts. Every other score keeps the same
 /// share, so scores stay in [0, 1] and the order below the re-scored members is unchanged.
@@ -159,118 +127,97 @@ pub fn add_token_evidence(
     documents: &[Document],
     ranked: &mut [(MemberId, f32)],
     intent: Intent,
+    params: &Params,
     matched: impl Fn(MemberId) -> Option<f32>,
 ) {
-    let weight = weight(catalog, documents, intent);
+    let weight = weight(catalog, documents, intent, params);
     for (position, (member, score)) in ranked.iter_mut().enumerate() {
-        let tokens = if position < TOKEN_DEPTH {
+        let tokens = if position < params.token_depth {
             matched(*member).map_or(0.0, |m| m.clamp(0.0, 1.0) * weight(*member))
         } else {
             0.0
         };
-        *score = ((1.0 - TOKEN_SHARE) * *score + TOKEN_SHARE * tokens).clamp(0.0, 1.0);
+        let share = params.token_share;
+        *score = ((1.0 - share) * *score + share * tokens).clamp(0.0, 1.0);
     }
     sort(catalog, ranked);
 }
 
-/// How many of the best members are weighed by their types' likeness to a phrase of the
-/// question (its owner, what it asks for).
-const LIKENESS_DEPTH: usize = 50;
-/// How far below the type most like the phrase another type may be and still count as it.
-const LIKENESS_MARGIN: f32 = 0.05;
-/// Share of the owner's similarity to its type a member gains.
-const OWNER_SHARE: f32 = 0.05;
-/// Share of the answer's similarity to the type a member returns that it gains (measured on
-/// the three dev sets: 0.01-0.02 helped each; from 0.025 a list of what an imperative acts on
-/// passes the mutation it asks for, `Playlist.tracks` for "put songs on a playlist").
-const ANSWER_SHARE: f32 = 0.02;
-/// How like a type the answer's words must be to name it. A read may name a property rather
-/// than a thing (`code` in "the code on a voucher", 0.33 like `Voucher`, the most like); the
-/// dev questions it helps name their types at 0.47-0.59. 0-0.4 give the same dev figures.
-const ANSWER_LEAST: f32 = 0.4;
-
 /// A question about a property names what has it (`a user's bio`, `the balance on a gift
 /// card`), a list narrowed down names what it holds (`orders where ...`), and a question in the
-/// first person is about the caller (all three [`crate::intent::Owner`]): each of the best
-/// members whose type is the most like that owner gains [`OWNER_SHARE`] of the likeness
+/// first person is about the caller (all three [`crate::query::intent::Owner`]): each of the best
+/// members whose type is the most like that owner gains [`Params::owner_share`] of the likeness
 /// ([`add_likeness`]). `like_owner` is a type's similarity to the owner's words (`None` without
 /// vectors). Which types a member has is [`owner_types`].
 pub fn add_owner_evidence(
     catalog: &Catalog,
     ranked: &mut [(MemberId, f32)],
     listed: bool,
+    params: &Params,
     like_owner: impl Fn(MemberId) -> Option<f32>,
 ) {
     let types = |member: &Member| owner_types(catalog, member, listed);
-    add_likeness(catalog, ranked, OWNER_SHARE, 0.0, types, like_owner);
+    let share = (params.owner_share, 0.0);
+    add_likeness(catalog, ranked, params, share, types, like_owner);
 }
 
-/// A read names what it wants first ([`crate::intent::answer_phrase`]): `my favourite artists`
+/// A read names what it wants first ([`crate::query::intent::answer_phrase`]): `my favourite artists`
 /// asks for artists, which `CurrentUser.topArtists` returns, not for what an artist has
 /// (`Artist.genres`), however alike their words. Each of the best members that returns the
-/// type most like that phrase gains [`ANSWER_SHARE`] of the likeness ([`add_likeness`]); what
+/// type most like that phrase gains [`Params::answer_share`] of the likeness ([`add_likeness`]); what
 /// narrows such a list rises with it ([`answer_types`]).
 pub fn add_answer_evidence(
     catalog: &Catalog,
     ranked: &mut [(MemberId, f32)],
+    params: &Params,
     like_answer: impl Fn(MemberId) -> Option<f32>,
 ) {
     let types = |member: &Member| answer_types(catalog, member);
-    add_likeness(
-        catalog,
-        ranked,
-        ANSWER_SHARE,
-        ANSWER_LEAST,
-        types,
-        like_answer,
-    );
+    let share = (params.answer_share, params.answer_least);
+    add_likeness(catalog, ranked, params, share, types, like_answer);
 }
-
-/// Share of its similarity to an action's verb that a mutation field gains (measured on the
-/// three dev sets and our own questions: 0.03-0.07 move no dev answer, 0.1 and 0.15 the same
-/// one, from 0.2 a read misread as an action loses an answer from our own top ten).
-const VERB_SHARE: f32 = 0.1;
 
 /// An action names what it changes and what it does to it (`create a discount code`); the
 /// question's vector weighs the thing named far more than the verb, so a mutation that does
 /// something else to that thing (`orderDiscountAdd`) passes the one that does what was asked
-/// (`voucherCreate`). Each mutation field among the best [`LIKENESS_DEPTH`] gains
-/// [`VERB_SHARE`] of its similarity to the verb (`like_verb`, `None` without vectors), and
+/// (`voucherCreate`). Each mutation field among the best [`Params::likeness_depth`] gains
+/// [`Params::verb_share`] of its similarity to the verb (`like_verb`, `None` without vectors), and
 /// the ranking is re-sorted.
 pub fn add_verb_evidence(
     catalog: &Catalog,
     ranked: &mut [(MemberId, f32)],
+    params: &Params,
     like_verb: impl Fn(MemberId) -> Option<f32>,
 ) {
     let roots = catalog.roots();
-    for (member, score) in ranked.iter_mut().take(LIKENESS_DEPTH) {
+    for (member, score) in ranked.iter_mut().take(params.likeness_depth) {
         if !roots.is_mutation_field(catalog.member(*member)) {
             continue;
         }
         if let Some(like) = like_verb(*member) {
-            *score = (*score + VERB_SHARE * like).clamp(0.0, 1.0);
+            *score = (*score + params.verb_share * like).clamp(0.0, 1.0);
         }
     }
     sort(catalog, ranked);
 }
 
-/// Each of the best [`LIKENESS_DEPTH`] members one of whose `types` is, within
-/// [`LIKENESS_MARGIN`], the most like a phrase of the question among those of the best gains
+/// Each of the best [`Params::likeness_depth`] members one of whose `types` is, within
+/// [`Params::likeness_margin`], the most like a phrase of the question among those of the best gains
 /// `share` of that likeness (`like`, a type's similarity to the phrase), provided the most like
 /// is at least `least`. Only the likeliest types gain: the phrase names one thing, and every
 /// type sharing some of its words would otherwise rise too.
 fn add_likeness(
     catalog: &Catalog,
     ranked: &mut [(MemberId, f32)],
-    share: f32,
-    least: f32,
+    params: &Params,
+    (share, least): (f32, f32),
     types: impl Fn(&Member) -> Vec<MemberId>,
     like: impl Fn(MemberId) -> Option<f32>,
 ) {
     let mut likeness: HashMap<MemberId, Option<f32>> = HashMap::new();
     let best_of_types: Vec<Option<f32>> = ranked
         .iter()
-        .take(LIKENESS_DEPTH)
+        .take(params.likeness_depth)
         .map(|(member, _)| {
             types(catalog.member(*member))
                 .into_iter()
@@ -285,7 +232,7 @@ fn add_likeness(
         return;
     }
     for ((_, score), like) in ranked.iter_mut().zip(best_of_types) {
-        if let Some(like) = like.filter(|l| *l >= best - LIKENESS_MARGIN) {
+        if let Some(like) = like.filter(|l| *l >= best - params.likeness_margin) {
             *score = (*score + share * like.max(0.0)).min(1.0);
         }
     }
@@ -383,14 +330,8 @@ fn list_item(catalog: &Catalog, field: &Member) -> Option<MemberId> {
         .or(Some(ty.id))
 }
 
-/// How many of the best members lift the field their path runs through.
-const PATH_DEPTH: usize = 50;
-/// Share of a member's score the field before it on its path gains (measured on the three dev
-/// sets: 0.05-0.07 helped each; 0.1 and more pass the members that answered other questions).
-const PATH_SHARE: f32 = 0.07;
-
-/// A field rises with what is found through it: each of the best [`PATH_DEPTH`] members adds
-/// [`PATH_SHARE`] of its score to the field its first path to a root (within the caller's
+/// A field rises with what is found through it: each of the best [`Params::path_depth`] members adds
+/// [`Params::path_share`] of its score to the field its first path to a root (within the caller's
 /// contract) runs through just before it: the field that takes an argument, returns the type
 /// a field belongs to, or returns the enum of a value. A field gains once, from its best such
 /// member; one outside the list comes in with that gain alone. Root fields gain nothing: they
@@ -402,9 +343,10 @@ pub fn add_path_evidence(
     catalog: &Catalog,
     ranked: &mut Vec<(MemberId, f32)>,
     visibility: &Visibility,
+    params: &Params,
 ) {
     let mut gains: HashMap<MemberId, f32> = HashMap::new();
-    for &(member, score) in ranked.iter().take(PATH_DEPTH) {
+    for &(member, score) in ranked.iter().take(params.path_depth) {
         // The step before the member, unless that is the root field the path starts from.
         let paths = visibility.paths_to_root(catalog, member);
         let Some(&[_root, .., through, _member]) = paths.first().map(|path| &path[..]) else {
@@ -412,7 +354,7 @@ pub fn add_path_evidence(
         };
         if catalog.member(through).kind == MemberKind::Field {
             let gain = gains.entry(through).or_default();
-            *gain = gain.max(PATH_SHARE * score);
+            *gain = gain.max(params.path_share * score);
         }
     }
     if gains.is_empty() {
@@ -587,25 +529,19 @@ pub fn put_named_first(ranked: &mut Vec<(MemberId, f32)>, named: &[MemberId]) {
     *ranked = front;
 }
 
-/// Share of its score a thin member keeps when the question does not use its name (measured on
-/// the three dev sets: 0.8-0.95 gave the same recall@5; github has no thin member).
-const UNNAMED_THIN: f32 = 0.9;
-
-/// How many arguments must share a name and a description for each of them to say nothing of
-/// its own field (github's paging arguments repeat on 330 fields, saleor's `channel` on 72;
-/// 20-100 give the same dev figures, 15 takes in a spotify argument and 10 spotify's `limit`,
-/// through which a question about a list reaches its field).
-const GENERIC_ARGUMENT_FIELDS: usize = 20;
-
 /// Each thin member's name, as the words `read` makes of it (the lexical index's analyzer).
 pub type ThinNames = HashMap<MemberId, Vec<String>>;
 
 /// The thin members of `catalog`, each with its name's words as `read` makes them: those whose
 /// name is all they say (no description of their own and none on the field or type they belong
 /// to), and generic arguments, whose name and description repeat on at least
-/// [`GENERIC_ARGUMENT_FIELDS`] fields (Relay's `first`, `after`, ...): what they say is true of
+/// [`Params::generic_argument_fields`] fields (Relay's `first`, `after`, ...): what they say is true of
 /// every list, so a question about one list meets them through its field's words only.
-pub fn thin_names(catalog: &Catalog, read: impl Fn(&str) -> Vec<String>) -> ThinNames {
+pub fn thin_names(
+    catalog: &Catalog,
+    params: &Params,
+    read: impl Fn(&str) -> Vec<String>,
+) -> ThinNames {
     let thin = |member: &&Member| {
         member.description.is_none()
             && !member.builtin
@@ -625,7 +561,7 @@ pub fn thin_names(catalog: &Catalog, read: impl Fn(&str) -> Vec<String>) -> Thin
     let generic = |member: &Member| {
         argument_said(member)
             .and_then(|said| repeats.get(&said))
-            .is_some_and(|&fields| fields >= GENERIC_ARGUMENT_FIELDS)
+            .is_some_and(|&fields| fields >= params.generic_argument_fields)
     };
     catalog
         .members()
@@ -638,7 +574,7 @@ pub fn thin_names(catalog: &Catalog, read: impl Fn(&str) -> Vec<String>) -> Thin
 /// A thin member ([`thin_names`]) is found through the words its name shares with its parent's:
 /// `SaleType.PERCENTAGE` matches "how many units of this item are left to sell" through
 /// `sale`. Unless the question uses its own name (`ReleaseDatePrecision.YEAR` for "release
-/// date only known to the year"), it keeps [`UNNAMED_THIN`] of its score. `asked` holds the
+/// date only known to the year"), it keeps [`Params::unnamed_thin`] of its score. `asked` holds the
 /// question's words and `thin_names` each thin member's name words, both as the lexical index
 /// reads them (stemmed).
 pub fn demote_unnamed_thin(
@@ -646,6 +582,7 @@ pub fn demote_unnamed_thin(
     ranked: &mut [(MemberId, f32)],
     asked: &[String],
     thin_names: &ThinNames,
+    params: &Params,
 ) {
     let mut changed = false;
     for (member, score) in ranked.iter_mut() {
@@ -653,7 +590,7 @@ pub fn demote_unnamed_thin(
             continue;
         };
         if !name.iter().any(|word| asked.contains(word)) {
-            *score *= UNNAMED_THIN;
+            *score *= params.unnamed_thin;
             changed = true;
         }
     }
@@ -661,14 +598,6 @@ pub fn demote_unnamed_thin(
         sort(catalog, ranked);
     }
 }
-
-/// Share of its score a deprecated member keeps; it then also stays below its replacement.
-/// A deprecated member with no replacement named still yields to live ones with a little less
-/// of the question's words: github's classic-project mutations ("Projects (classic) is being
-/// deprecated in favor of the new Projects experience") passed the new ones at 0.9 (on the
-/// three dev sets, 0.9 -> 0.8: five answers higher, none lower, spotify recall@10 0.865 ->
-/// 0.885; 0.7-0.85 give the same figures).
-const DEPRECATED_FACTOR: f32 = 0.8;
 
 /// Deprecated members rank below their replacement (named in the deprecation reason and
 /// visible): a replacement the search did not find is brought in at the deprecated member's
@@ -679,6 +608,7 @@ pub fn demote_deprecated(
     documents: &[Document],
     ranked: &mut Vec<(MemberId, f32)>,
     visibility: &Visibility,
+    params: &Params,
 ) {
     let mut position: HashMap<MemberId, usize> = ranked
         .iter()
@@ -697,7 +627,7 @@ pub fn demote_deprecated(
         };
         let replacement = replacement.filter(|r| *r != member && visibility.allows(*r));
         let Some(replacement) = replacement else {
-            ranked[i].1 = score * DEPRECATED_FACTOR;
+            ranked[i].1 = score * params.deprecated_factor;
             continue;
         };
         let replacement_score = match position.get(&replacement) {
@@ -712,7 +642,7 @@ pub fn demote_deprecated(
                 score
             }
         };
-        ranked[i].1 = score.min(replacement_score) * DEPRECATED_FACTOR;
+        ranked[i].1 = score.min(replacement_score) * params.deprecated_factor;
     }
     sort(catalog, ranked);
 }
@@ -733,6 +663,10 @@ mod tests {
     use wayfinder_supergraph::CatalogOptions;
 
     use super::*;
+
+    fn p() -> Params {
+        Params::default()
+    }
 
     const SCHEMA: &str = r#"
         type Query { repository(name: String!): Repository }
@@ -883,7 +817,7 @@ mod tests {
                 ("Query.repository", 0.3),
             ],
         );
-        add_path_evidence(&catalog, &mut list, &Visibility::all());
+        add_path_evidence(&catalog, &mut list, &Visibility::all(), &p());
         assert_eq!(
             coordinates(&catalog, &list),
             [
@@ -893,7 +827,7 @@ mod tests {
                 "Query.repository"
             ]
         );
-        assert!((list[1].1 - (0.45 + PATH_SHARE * 0.5)).abs() < 1e-6);
+        assert!((list[1].1 - (0.45 + p().path_share * 0.5)).abs() < 1e-6);
         // The root field every path starts from gains nothing from `Repository.name`.
         assert_eq!(list[3].1, 0.3);
     }
@@ -912,29 +846,29 @@ mod tests {
             input VariantWhere { sku: String }
             "#,
         );
-        let documents = crate::document::documents(&catalog);
+        let documents = crate::index::document::documents(&catalog, &p().priors);
         let mut list = ranked(
             &catalog,
             &[("VariantFilter.sku", 0.6), ("VariantWhere.sku", 0.5)],
         );
-        demote_deprecated(&catalog, &documents, &mut list, &Visibility::all());
+        demote_deprecated(&catalog, &documents, &mut list, &Visibility::all(), &p());
         assert_eq!(
             coordinates(&catalog, &list),
             ["VariantWhere.sku", "VariantFilter.sku"]
         );
-        assert!((list[1].1 - 0.6 * DEPRECATED_FACTOR).abs() < 1e-6);
+        assert!((list[1].1 - 0.6 * p().deprecated_factor).abs() < 1e-6);
     }
 
     #[test]
     fn a_field_the_search_missed_comes_in_with_its_gain() {
         let catalog = catalog_of(SCHEMA);
         let mut list = ranked(&catalog, &[("Repository.languages(first:)", 0.4)]);
-        add_path_evidence(&catalog, &mut list, &Visibility::all());
+        add_path_evidence(&catalog, &mut list, &Visibility::all(), &p());
         assert_eq!(
             coordinates(&catalog, &list),
             ["Repository.languages(first:)", "Repository.languages"]
         );
-        assert!((list[1].1 - PATH_SHARE * 0.4).abs() < 1e-6);
+        assert!((list[1].1 - p().path_share * 0.4).abs() < 1e-6);
     }
 
     #[test]
@@ -958,7 +892,7 @@ mod tests {
         let like = |ty: MemberId| Some(if ty == pull_request { 0.6 } else { 0.2 });
         // "merged pull requests on a repository" names the repository's pull requests.
         let mut owned = ranked(&catalog, &scored);
-        add_owner_evidence(&catalog, &mut owned, false, like);
+        add_owner_evidence(&catalog, &mut owned, false, &p(), like);
         assert_eq!(
             coordinates(&catalog, &owned),
             [
@@ -970,12 +904,12 @@ mod tests {
         assert_eq!(owned[1].1, 0.5);
         // "pull requests that were merged": the argument narrows the pull requests listed.
         let mut listed = ranked(&catalog, &scored);
-        add_owner_evidence(&catalog, &mut listed, true, like);
+        add_owner_evidence(&catalog, &mut listed, true, &p(), like);
         assert_eq!(
             coordinates(&catalog, &listed)[..2],
             ["Repository.pullRequests(state:)", "PullRequestState.MERGED"]
         );
-        assert!((listed[0].1 - (0.5 + OWNER_SHARE * 0.6)).abs() < 1e-6);
+        assert!((listed[0].1 - (0.5 + p().owner_share * 0.6)).abs() < 1e-6);
     }
 
     #[test]
@@ -997,7 +931,7 @@ mod tests {
         );
         let like = |c: &str| catalog.get(c).map(|m| m.id).expect(c);
         let (artist, album_group) = (like("Artist"), like("AlbumGroup"));
-        add_owner_evidence(&catalog, &mut list, false, |ty| {
+        add_owner_evidence(&catalog, &mut list, false, &p(), |ty| {
             (ty == artist)
                 .then_some(0.5)
                 .or((ty == album_group).then_some(0.7))
@@ -1010,10 +944,10 @@ mod tests {
                 "Artist.albums(group:)"
             ]
         );
-        assert!((list[0].1 - (0.48 + OWNER_SHARE * 0.5)).abs() < 1e-6);
+        assert!((list[0].1 - (0.48 + p().owner_share * 0.5)).abs() < 1e-6);
         assert_eq!(list[1].1, 0.5);
         // An argument belongs to its field's type.
-        assert!((list[2].1 - (0.4 + OWNER_SHARE * 0.5)).abs() < 1e-6);
+        assert!((list[2].1 - (0.4 + p().owner_share * 0.5)).abs() < 1e-6);
     }
 
     #[test]
@@ -1042,9 +976,9 @@ mod tests {
         let artist = id(&catalog, "Artist");
         // Words no type is much like name a property, not what is returned: nothing moves.
         let mut list = ranked(&catalog, &scored);
-        add_answer_evidence(&catalog, &mut list, |ty| {
+        add_answer_evidence(&catalog, &mut list, &p(), |ty| {
             Some(if ty == artist {
-                ANSWER_LEAST - 0.01
+                p().answer_least - 0.01
             } else {
                 0.1
             })
@@ -1052,7 +986,7 @@ mod tests {
         assert_eq!(list, ranked(&catalog, &scored));
         let mut list = ranked(&catalog, &scored);
         // "favourite artists": most like `Artist`, and `User` is too far below it to count.
-        add_answer_evidence(&catalog, &mut list, |ty| {
+        add_answer_evidence(&catalog, &mut list, &p(), |ty| {
             Some(if ty == artist { 0.6 } else { 0.3 })
         });
         assert_eq!(
@@ -1067,8 +1001,8 @@ mod tests {
             ]
         );
         // The list's field through its connection, the value through the argument's input.
-        assert!((list[0].1 - (0.485 + ANSWER_SHARE * 0.6)).abs() < 1e-6);
-        assert!((list[1].1 - (0.48 + ANSWER_SHARE * 0.6)).abs() < 1e-6);
+        assert!((list[0].1 - (0.485 + p().answer_share * 0.6)).abs() < 1e-6);
+        assert!((list[1].1 - (0.48 + p().answer_share * 0.6)).abs() < 1e-6);
         assert_eq!(list[3].1, 0.49);
         assert_eq!(list[5].1, 0.45);
     }
@@ -1091,7 +1025,7 @@ mod tests {
         let mut list = ranked(&catalog, &scored);
         // "create a discount code": `create` is like the mutation that creates, not the one
         // that adds; `Voucher.code` is no mutation, however like the verb its words are.
-        add_verb_evidence(&catalog, &mut list, |m| {
+        add_verb_evidence(&catalog, &mut list, &p(), |m| {
             Some(if m == create {
                 0.4
             } else if catalog.member(m).name == "code" {
@@ -1108,7 +1042,7 @@ mod tests {
                 "Voucher.code"
             ]
         );
-        assert!((list[1].1 - (0.44 + VERB_SHARE * 0.4)).abs() < 1e-6);
+        assert!((list[1].1 - (0.44 + p().verb_share * 0.4)).abs() < 1e-6);
         assert_eq!(list[2].1, 0.45);
     }
 
@@ -1129,12 +1063,12 @@ mod tests {
             "#,
         );
         let words = |text: &str| -> Vec<String> {
-            crate::document::split_identifier(text)
+            crate::index::document::split_identifier(text)
                 .split_whitespace()
                 .map(str::to_lowercase)
                 .collect()
         };
-        let thin_names = thin_names(&catalog, words);
+        let thin_names = thin_names(&catalog, &p(), words);
         // The values of an undescribed enum are thin, those of a described one are not; a
         // described field is not.
         let coordinate = |id: &MemberId| catalog.member(*id).coordinate.as_str();
@@ -1163,7 +1097,7 @@ mod tests {
 
         let mut list = ranked(&catalog, &scored);
         let asked = words("how many units are left to sell");
-        demote_unnamed_thin(&catalog, &mut list, &asked, &thin_names);
+        demote_unnamed_thin(&catalog, &mut list, &asked, &thin_names, &p());
         assert_eq!(
             coordinates(&catalog, &list),
             [
@@ -1172,11 +1106,17 @@ mod tests {
                 "SaleType.PERCENTAGE"
             ]
         );
-        assert!((list[2].1 - 0.5 * UNNAMED_THIN).abs() < 1e-6);
+        assert!((list[2].1 - 0.5 * p().unnamed_thin).abs() < 1e-6);
 
         // Named by the question, a thin member keeps its score.
         let mut list = ranked(&catalog, &scored);
-        demote_unnamed_thin(&catalog, &mut list, &words("percentage off"), &thin_names);
+        demote_unnamed_thin(
+            &catalog,
+            &mut list,
+            &words("percentage off"),
+            &thin_names,
+            &p(),
+        );
         assert_eq!(list[0], ranked(&catalog, &scored)[0]);
     }
 
@@ -1184,7 +1124,7 @@ mod tests {
     fn an_argument_repeated_on_many_fields_is_thin() {
         // Twenty described lists, each taking the same described paging argument and one of
         // its own.
-        let lists: String = (0..GENERIC_ARGUMENT_FIELDS)
+        let lists: String = (0..p().generic_argument_fields)
             .map(|n| {
                 format!(
                     "\"Things of kind {n}.\" things{n}(\
@@ -1196,7 +1136,7 @@ mod tests {
         let root = |fields: &str| catalog_of(&format!("\"The root.\" type Query {{ {fields} }}"));
         let words = |text: &str| vec![text.to_lowercase()];
         let catalog = root(&lists);
-        let thin_names = thin_names(&catalog, words);
+        let thin_names = thin_names(&catalog, &p(), words);
         let thin = |coordinate: &str| thin_names.contains_key(&id(&catalog, coordinate));
         assert!(thin("Query.things0(first:)"));
         assert!(thin("Query.things19(first:)"));
@@ -1206,6 +1146,6 @@ mod tests {
         // One field fewer and the argument says as much as any other.
         let catalog = root(&lists.lines().skip(1).collect::<Vec<_>>().join("\n"));
         let first = id(&catalog, "Query.things1(first:)");
-        assert!(!super::thin_names(&catalog, words).contains_key(&first));
+        assert!(!super::thin_names(&catalog, &p(), words).contains_key(&first));
     }
 }
