@@ -26,11 +26,11 @@ use apollo_compiler::{ExecutableDocument, Name, Schema};
 use lru::LruCache;
 use serde_json_bytes::Value;
 use sha2::{Digest, Sha256};
-use wayfinder_supergraph::{Catalog, Contract};
+use wayfinder_supergraph::{Catalog, Contract, ContractSchemaError};
 
 use crate::config::Limits;
 use crate::error::{Code, Refusal, RequestError};
-use crate::operation::{self, SemanticSchema};
+use crate::operation::{self, SemanticSchema, SemanticSchemaError};
 use crate::request::JsonMap;
 
 /// Verdicts kept per contract. One is a hash, two flags or a few error messages: a thousand
@@ -72,9 +72,18 @@ pub enum Verdict {
     },
 }
 
+/// Why a contract's view of the API cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    #[error(transparent)]
+    Contract(#[from] ContractSchemaError),
+    #[error(transparent)]
+    SemanticSchema(#[from] SemanticSchemaError),
+}
+
 impl Gate {
-    pub fn new(catalog: &Catalog, contract: &Contract, limits: &Limits) -> Result<Self, String> {
-        let api = contract.api_schema(catalog).map_err(|e| e.to_string())?;
+    pub fn new(catalog: &Catalog, contract: &Contract, limits: &Limits) -> Result<Self, GateError> {
+        let api = contract.api_schema(catalog)?;
         let semantic = Arc::new(SemanticSchema::new(&api)?);
         let hidden_values = hidden_enum_values(catalog.api_schema(), &api);
         let narrowed = narrowed_inputs(catalog.api_schema(), &api, &hidden_values);

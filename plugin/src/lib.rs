@@ -30,10 +30,22 @@ use apollo_router::plugin::{Plugin, PluginInit};
 use apollo_router::register_plugin;
 use apollo_router::services::router;
 use tower::{BoxError, ServiceBuilder, ServiceExt};
-use wayfinder_supergraph::{Catalog, CatalogOptions};
+use wayfinder_supergraph::{Catalog, CatalogError, CatalogOptions};
 
 pub use config::Config;
-use service::Instance;
+use runtime::RuntimeError;
+use service::{Instance, InstanceError};
+
+/// Why the plugin cannot be built for a supergraph; the router stays on its previous pipeline.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("wayfinder.search: cannot catalog the supergraph: {0}")]
+    Catalog(#[source] CatalogError),
+    #[error("wayfinder.search: cannot start the engine: {0}")]
+    Engine(#[source] RuntimeError),
+    #[error("wayfinder.search: {0}")]
+    Instance(#[source] InstanceError),
+}
 
 /// The plugin; `None` inside when `enabled: false`.
 pub struct Search {
@@ -56,17 +68,17 @@ impl Plugin for Search {
         // The router samples a span by the current one; its span for this plugin's creation
         // lets the indexing trace (`runtime`) be sampled and linked to it.
         let span = tracing::Span::current();
-        let instance = tokio::task::spawn_blocking(move || -> Result<Instance, String> {
+        let instance = tokio::task::spawn_blocking(move || -> Result<Instance, StartError> {
             let _entered = span.enter();
             let catalog = Catalog::from_sdl(&sdl, "supergraph", CatalogOptions::default())
-                .map_err(|e| format!("wayfinder.search: cannot catalog the supergraph: {e}"))?;
+                .map_err(StartError::Catalog)?;
             for warning in catalog.warnings() {
                 tracing::warn!(%warning, "wayfinder.search: supergraph");
             }
             let catalog = Arc::new(catalog);
-            let engine = runtime::engine_serving(&config.engine(), &catalog)
-                .map_err(|e| format!("wayfinder.search: cannot start the engine: {e}"))?;
-            Instance::new(config, engine, catalog).map_err(|e| format!("wayfinder.search: {e}"))
+            let engine =
+                runtime::engine_serving(&config.engine(), &catalog).map_err(StartError::Engine)?;
+            Instance::new(config, engine, catalog).map_err(StartError::Instance)
         })
         .await??;
         metrics::register_gauges();

@@ -14,7 +14,7 @@ use apollo_compiler::ast::{OperationType, Value as AstValue};
 use apollo_compiler::executable::{
     DirectiveList, Fragment, InlineFragment, Operation, Selection, SelectionSet,
 };
-use apollo_compiler::validation::Valid;
+use apollo_compiler::validation::{DiagnosticList, Valid};
 use apollo_compiler::{ExecutableDocument, Name, Node, Schema};
 use serde_json_bytes::Value;
 
@@ -77,20 +77,29 @@ pub struct SemanticSchema {
     pub query_root: Name,
 }
 
+/// Why an API schema cannot take the additions.
+#[derive(Debug, thiserror::Error)]
+pub enum SemanticSchemaError {
+    #[error("the API schema has no query root type")]
+    NoQueryRoot,
+    #[error("cannot extend the API schema: {0}")]
+    Extend(DiagnosticList),
+}
+
 impl SemanticSchema {
-    pub fn new(api: &Valid<Schema>) -> Result<Self, String> {
+    pub fn new(api: &Valid<Schema>) -> Result<Self, SemanticSchemaError> {
         let query_root = api
             .schema_definition
             .query
             .as_ref()
             .map(|name| name.name.clone())
-            .ok_or("the API schema has no query root type")?;
+            .ok_or(SemanticSchemaError::NoQueryRoot)?;
         let sdl = format!("{api}\n{}", ADDITIONS.replace("{query}", &query_root));
         // Names starting with `__` are reserved for the specification, which these additions
         // extend; schema validation would refuse them, so the parse result is taken as valid
         // (the API schema itself was validated when the catalog was built).
         let schema = Schema::parse(sdl, "semantic-introspection.graphql")
-            .map_err(|e| format!("cannot extend the API schema: {}", e.errors))?;
+            .map_err(|e| SemanticSchemaError::Extend(e.errors))?;
         Ok(SemanticSchema {
             schema: Valid::assume_valid(schema),
             query_root,

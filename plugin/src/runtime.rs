@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use wayfinder_supergraph::Catalog;
-use wayfinder_workers::{Engine, EngineConfig, Generation, Swap};
+use wayfinder_workers::{Engine, EngineConfig, EngineError, Generation, Swap};
 
 struct Slot {
     config: EngineConfig,
@@ -18,16 +18,25 @@ struct Slot {
 
 static SLOT: Mutex<Option<Slot>> = Mutex::new(None);
 
+/// Why no engine serves the catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("the engine slot is empty")]
+    EmptySlot,
+}
+
 /// The engine for `config` (started on first use or when the settings changed), with
 /// `catalog` published to it unless it is already the one being served.
 pub fn engine_serving(
     config: &EngineConfig,
     catalog: &Arc<Catalog>,
-) -> Result<Arc<Engine>, String> {
+) -> Result<Arc<Engine>, RuntimeError> {
     let mut slot = SLOT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let reuse = slot.as_ref().is_some_and(|s| s.config == *config);
     if !reuse {
-        let engine = Engine::start(config.clone()).map_err(|e| e.to_string())?;
+        let engine = Engine::start(config.clone())?;
         if let Some(error) = engine.model_error() {
             tracing::warn!(%error, "wayfinder.search: no embedding model; __search is lexical-only");
         }
@@ -41,7 +50,7 @@ pub fn engine_serving(
         });
     }
     let Some(slot) = slot.as_mut() else {
-        return Err("the engine slot is empty".into());
+        return Err(RuntimeError::EmptySlot);
     };
     let hash = catalog.content_hash();
     if slot.published != Some(hash) {
@@ -57,8 +66,7 @@ pub fn engine_serving(
         let _entered = span.enter();
         let published = slot
             .engine
-            .publish_with(Arc::clone(catalog), Swap::WhenIndexed)
-            .map_err(|e| e.to_string())?;
+            .publish_with(Arc::clone(catalog), Swap::WhenIndexed)?;
         tracing::info!(
             publication = published.publication,
             documents = published.documents,

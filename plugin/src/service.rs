@@ -28,12 +28,12 @@ use crate::answer::{self, Answering, RequestErrorOrField};
 use crate::config::{Config, Enforce};
 use crate::definitions::Scope;
 use crate::error::{Code, Refusal, RequestError};
-use crate::gate::{Gate, Verdict};
+use crate::gate::{Gate, GateError, Verdict};
 use crate::metrics::Metrics;
-use crate::operation::{self, Forwarded, Parsed, Prepared, SemanticSchema};
+use crate::operation::{self, Forwarded, Parsed, Prepared, SemanticSchema, SemanticSchemaError};
 use crate::quota::Quotas;
 use crate::request::{self, GraphqlRequest, Incoming};
-use crate::tenant::{Tenant, TenantResolver};
+use crate::tenant::{Tenant, TenantResolver, TenantsError};
 
 /// Operations remembered by their persisted-query hash (those using the new fields, and those
 /// of restricted tenants).
@@ -119,8 +119,27 @@ impl Reply {
     }
 }
 
+/// Why an instance cannot be built from its configuration and catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum InstanceError {
+    #[error(transparent)]
+    SemanticSchema(#[from] SemanticSchemaError),
+    #[error(transparent)]
+    Tenants(#[from] TenantsError),
+    #[error("tenants.contracts.{name}: {source}")]
+    Contract {
+        name: String,
+        #[source]
+        source: GateError,
+    },
+}
+
 impl Instance {
-    pub fn new(config: Config, engine: Arc<Engine>, catalog: Arc<Catalog>) -> Result<Self, String> {
+    pub fn new(
+        config: Config,
+        engine: Arc<Engine>,
+        catalog: Arc<Catalog>,
+    ) -> Result<Self, InstanceError> {
         let schema = Arc::new(SemanticSchema::new(catalog.api_schema())?);
         let tenants = config
             .tenants
@@ -139,11 +158,15 @@ impl Instance {
             Some(Enforce::All) => contracts
                 .iter()
                 .map(|(name, contract)| {
-                    let gate = Gate::new(&catalog, contract, &config.limits)
-                        .map_err(|e| format!("tenants.contracts.{name}: {e}"))?;
+                    let gate = Gate::new(&catalog, contract, &config.limits).map_err(|source| {
+                        InstanceError::Contract {
+                            name: name.clone(),
+                            source,
+                        }
+                    })?;
                     Ok((name.clone(), Arc::new(gate)))
                 })
-                .collect::<Result<_, String>>()?,
+                .collect::<Result<_, InstanceError>>()?,
             Some(Enforce::SearchOnly) => {
                 tracing::warn!(
                     "wayfinder.search: tenants.enforce is search_only: contracts filter \

@@ -4,9 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use http::header::InvalidHeaderName;
 use http::HeaderMap;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
@@ -32,11 +34,56 @@ pub struct Tenant {
     pub filter: ContractFilter,
 }
 
+/// Why the configured tenants cannot resolve requests: a header name, or the JWT keys.
+#[derive(Debug, thiserror::Error)]
+pub enum TenantsError {
+    #[error("wayfinder.search.tenants.header: {source}")]
+    Header {
+        name: String,
+        #[source]
+        source: InvalidHeaderName,
+    },
+    #[error("wayfinder.search.tenants.jwt.header: {source}")]
+    JwtHeader {
+        name: String,
+        #[source]
+        source: InvalidHeaderName,
+    },
+    #[error("wayfinder.search.tenants.jwt.jwks_file: cannot read {}: {source}", path.display())]
+    ReadJwks {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("wayfinder.search.tenants.jwt.jwks_file: {} is not a JWKS: {source}", path.display())]
+    NotJwks {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("wayfinder.search.tenants.jwt.jwks_file: a key of {} is unusable: {source}", path.display())]
+    UnusableKey {
+        path: PathBuf,
+        #[source]
+        source: jsonwebtoken::errors::Error,
+    },
+    #[error("wayfinder.search.tenants.jwt.jwks_file: a key of {} names no usable `alg`", path.display())]
+    NoAlgorithm { path: PathBuf },
+    #[error("wayfinder.search.tenants.jwt.jwks_file: {} has no keys", path.display())]
+    NoKeys { path: PathBuf },
+    #[error("wayfinder.search.tenants.jwt: set `jwks_file` or `secret`")]
+    NoKeySource,
+}
+
 impl TenantResolver {
     /// `tenants` must have passed [`crate::config::Config::check`].
-    pub fn new(tenants: &Tenants) -> Result<Self, String> {
-        let header = http::HeaderName::from_bytes(tenants.header.as_bytes())
-            .map_err(|e| format!("wayfinder.search.tenants.header: {e}"))?;
+    pub fn new(tenants: &Tenants) -> Result<Self, TenantsError> {
+        let header = http::HeaderName::from_bytes(tenants.header.as_bytes()).map_err(|source| {
+            TenantsError::Header {
+                name: tenants.header.clone(),
+                source,
+            }
+        })?;
         let jwt = tenants.jwt.as_ref().map(JwtVerifier::new).transpose()?;
         Ok(TenantResolver {
             header,
@@ -130,53 +177,47 @@ enum Keys {
 }
 
 impl JwtVerifier {
-    fn new(config: &Jwt) -> Result<Self, String> {
-        let header = http::HeaderName::from_bytes(config.header.as_bytes())
-            .map_err(|e| format!("wayfinder.search.tenants.jwt.header: {e}"))?;
+    fn new(config: &Jwt) -> Result<Self, TenantsError> {
+        let header = http::HeaderName::from_bytes(config.header.as_bytes()).map_err(|source| {
+            TenantsError::JwtHeader {
+                name: config.header.clone(),
+                source,
+            }
+        })?;
         let keys = match (&config.secret, &config.jwks_file) {
             (Some(secret), _) => Keys::Secret(DecodingKey::from_secret(secret.as_bytes())),
             (None, Some(path)) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    format!(
-                        "wayfinder.search.tenants.jwt.jwks_file: cannot read {}: {e}",
-                        path.display()
-                    )
-                })?;
-                let set: JwkSet = serde_json::from_str(&text).map_err(|e| {
-                    format!(
-                        "wayfinder.search.tenants.jwt.jwks_file: {} is not a JWKS: {e}",
-                        path.display()
-                    )
-                })?;
+                let text =
+                    std::fs::read_to_string(path).map_err(|source| TenantsError::ReadJwks {
+                        path: path.clone(),
+                        source,
+                    })?;
+                let set: JwkSet =
+                    serde_json::from_str(&text).map_err(|source| TenantsError::NotJwks {
+                        path: path.clone(),
+                        source,
+                    })?;
                 let mut keys = Vec::new();
                 for jwk in &set.keys {
-                    let key = DecodingKey::from_jwk(jwk).map_err(|e| {
-                        format!(
-                            "wayfinder.search.tenants.jwt.jwks_file: a key of {} is unusable: {e}",
-                            path.display()
-                        )
-                    })?;
+                    let key =
+                        DecodingKey::from_jwk(jwk).map_err(|source| TenantsError::UnusableKey {
+                            path: path.clone(),
+                            source,
+                        })?;
                     let algorithm = jwk
                         .common
                         .key_algorithm
                         .and_then(|a| a.to_string().parse::<Algorithm>().ok())
                         .or_else(|| default_algorithm(jwk))
-                        .ok_or_else(|| {
-                            format!("wayfinder.search.tenants.jwt.jwks_file: a key of {} names no usable `alg`", path.display())
-                        })?;
+                        .ok_or_else(|| TenantsError::NoAlgorithm { path: path.clone() })?;
                     keys.push((jwk.common.key_id.clone(), algorithm, key));
                 }
                 if keys.is_empty() {
-                    return Err(format!(
-                        "wayfinder.search.tenants.jwt.jwks_file: {} has no keys",
-                        path.display()
-                    ));
+                    return Err(TenantsError::NoKeys { path: path.clone() });
                 }
                 Keys::Set(keys)
             }
-            (None, None) => {
-                return Err("wayfinder.search.tenants.jwt: set `jwks_file` or `secret`".into())
-            }
+            (None, None) => return Err(TenantsError::NoKeySource),
         };
         Ok(JwtVerifier {
             header,

@@ -99,7 +99,7 @@ const COORDINATES: &[&str] = &[
 
 const QUERIES: &[&str] = &[
     "books a customer ordered",
-    "cancel an order",
+    "renew a library loan",
     "who wrote this book",
     "",
     "   ",

@@ -63,7 +63,7 @@ fn a_field_rises_with_the_members_found_through_it() {
     // itself, with nothing found through it.
     let hits = top_coordinates(
         &engine,
-        "breakdown of the codebase by programming lang, with byte sizes",
+        "how the code base splits across programming languages, with sizes in bytes",
         10,
     );
     assert!(

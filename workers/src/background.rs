@@ -10,7 +10,7 @@
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 
-use crate::search_pool::lower_priority;
+use crate::search_pool::{lower_priority, SpawnError};
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
@@ -26,7 +26,7 @@ pub struct QueueFull(pub usize);
 
 impl Background {
     /// `threads` threads behind a queue of `queue` jobs.
-    pub fn start(threads: usize, queue: usize) -> Result<Self, String> {
+    pub fn start(threads: usize, queue: usize) -> Result<Self, SpawnError> {
         let (sender, receiver) = sync_channel::<Job>(queue);
         let receiver = Arc::new(Mutex::new(receiver));
         for i in 0..threads.max(1) {
@@ -34,7 +34,7 @@ impl Background {
             std::thread::Builder::new()
                 .name(format!("wayfinder-request-{i}"))
                 .spawn(move || work(&receiver))
-                .map_err(|e| format!("cannot start the background threads: {e}"))?;
+                .map_err(SpawnError::BackgroundThreads)?;
         }
         Ok(Background { sender, queue })
     }

@@ -9,62 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::cursor::CursorSecret;
 use crate::embed::shared_store::RedisConfig;
+pub use crate::embed::{ModelConfig, Pooling};
 use crate::rank::Params;
-
-/// How token vectors become one text vector.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Pooling {
-    /// Mean over the tokens the attention mask keeps (sentence-transformers models).
-    #[default]
-    Mean,
-    /// The first token's vector (BERT-style `[CLS]` models such as bge).
-    Cls,
-}
-
-/// An ONNX sentence-embedding model and the ONNX Runtime library that runs it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelConfig {
-    /// The ONNX Runtime shared library (`libonnxruntime.so`, 1.31 or newer).
-    pub runtime: PathBuf,
-    /// The model file; inputs `input_ids`, `attention_mask` (and `token_type_ids` if it has
-    /// them), output `[batch, tokens, dimension]` hidden states.
-    pub onnx: PathBuf,
-    /// The Hugging Face `tokenizer.json` of the model.
-    pub tokenizer: PathBuf,
-    #[serde(default)]
-    pub pooling: Pooling,
-    /// Width of the model's vectors.
-    pub dimension: usize,
-    /// Texts are cut to this many tokens before embedding.
-    #[serde(default = "default_max_tokens")]
-    pub max_tokens: usize,
-    /// Prepended to every query (e5/bge-style models expect one); empty for MiniLM.
-    #[serde(default)]
-    pub query_prefix: String,
-}
-
-fn default_max_tokens() -> usize {
-    256
-}
-
-impl ModelConfig {
-    /// The model and runtime that `scripts/setup` fetches into `home` (`.wayfinder/` by default):
-    /// all-MiniLM-L6-v2 with int8 weights, 384 dimensions, mean pooling.
-    pub fn default_in(home: &Path) -> Self {
-        let model = home.join("models/all-MiniLM-L6-v2-int8");
-        ModelConfig {
-            runtime: home.join("lib/libonnxruntime.so.1.31.1"),
-            onnx: model.join("model.onnx"),
-            tokenizer: model.join("tokenizer.json"),
-            pooling: Pooling::Mean,
-            dimension: 384,
-            max_tokens: default_max_tokens(),
-            query_prefix: String::new(),
-        }
-    }
-}
 
 /// Everything the engine needs besides the catalogs it is given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

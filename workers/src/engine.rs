@@ -33,13 +33,14 @@ use crate::embed::{model_key, EmbedError, Embedder, Embedding, EXIT_WAIT};
 use crate::index::document::documents;
 use crate::index::generation::{Generation, SearchMode, ShardState};
 use crate::index::lexical::{LexicalError, LexicalIndex};
+use crate::index::spellings::{Spellings, Vocabulary};
+use crate::index::thin::thin_names;
 use crate::index::vector::VectorError;
 use crate::index::visibility::Visibility;
-use crate::query::spelling::{Spellings, Vocabulary};
 use crate::query::Analysis;
-use crate::rank::stages::{fuse, thin_names};
+use crate::rank::stages::fuse;
 use crate::rank::{rerank, Embedded, Params, ParamsError, Stage};
-use crate::search_pool::{Overloaded, SearchPool};
+use crate::search_pool::{Overloaded, SearchPool, SpawnError};
 
 /// Longest query accepted, in characters.
 pub const MAX_QUERY_CHARS: usize = 1000;
@@ -51,7 +52,7 @@ const CONTRACTS_KEPT: usize = 64;
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("cannot start the engine thread: {0}")]
-    Thread(String),
+    Thread(#[from] SpawnError),
     #[error(transparent)]
     Lexical(#[from] LexicalError),
     #[error(transparent)]
@@ -298,10 +299,10 @@ impl Engine {
                     let _ = system.run();
                 }
             })
-            .map_err(|e| EngineError::Thread(e.to_string()))?;
-        let (coordinator, system, shared_store) = receiver.recv().map_err(|_| {
-            EngineError::Thread("the engine thread stopped while starting".into())
-        })??;
+            .map_err(|e| EngineError::Thread(SpawnError::EngineThread(e)))?;
+        let (coordinator, system, shared_store) = receiver
+            .recv()
+            .map_err(|_| EngineError::Thread(SpawnError::EngineStopped))??;
 
         let background = Background::start(
             BACKGROUND_THREADS_PER_CORE * crate::config::available_cores(),
@@ -394,9 +395,11 @@ impl Engine {
         );
         let vocabulary = self.query.as_ref().map(|q| Arc::clone(&q.vocabulary));
         let spellings = Arc::new(Spellings::of(&catalog, vocabulary));
-        let thin_names = Arc::new(thin_names(&catalog, &self.params, |name| {
-            lexical.terms(name)
-        }));
+        let thin_names = Arc::new(thin_names(
+            &catalog,
+            self.params.generic_argument_fields,
+            |name| lexical.terms(name),
+        ));
         // One pass over the documents, not one per subgraph (191 subgraphs x 22k documents).
         let mut shards = vec![ShardState::Empty; catalog.subgraphs().len()];
         for document in documents.iter() {

@@ -34,6 +34,22 @@ pub enum Overloaded {
     Wait { waited: Duration },
 }
 
+/// A thread the engine runs on could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("cannot start the search threads: {0}")]
+    SearchThreads(#[source] rayon::ThreadPoolBuildError),
+    #[error("cannot start the session reaper: {0}")]
+    SessionReaper(#[source] std::io::Error),
+    #[error("cannot start the background threads: {0}")]
+    BackgroundThreads(#[source] std::io::Error),
+    /// The engine's own thread, which [`crate::engine::EngineError::Thread`] names.
+    #[error("{0}")]
+    EngineThread(#[source] std::io::Error),
+    #[error("the engine thread stopped while starting")]
+    EngineStopped,
+}
+
 impl std::fmt::Display for Overloaded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -75,14 +91,14 @@ struct Slots {
 
 impl SearchPool {
     /// `size` threads, with `first` as the first session.
-    pub fn new(model: ModelConfig, first: Embedder, size: usize) -> Result<Self, String> {
+    pub fn new(model: ModelConfig, first: Embedder, size: usize) -> Result<Self, SpawnError> {
         let size = size.max(1);
         let threads = rayon::ThreadPoolBuilder::new()
             .num_threads(size)
             .thread_name(|i| format!("wayfinder-search-{i}"))
             .start_handler(|_| lower_priority())
             .build()
-            .map_err(|e| format!("cannot start the search threads: {e}"))?;
+            .map_err(SpawnError::SearchThreads)?;
         let state = Arc::new(Shared {
             size,
             model,
@@ -99,7 +115,7 @@ impl SearchPool {
         std::thread::Builder::new()
             .name("wayfinder-sessions".into())
             .spawn(move || reap_idle_sessions(weak))
-            .map_err(|e| format!("cannot start the session reaper: {e}"))?;
+            .map_err(SpawnError::SessionReaper)?;
         Ok(SearchPool { threads, state })
     }
 

@@ -22,14 +22,14 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::embed::cache::save_unsaved;
 use crate::index::document::{distinct_texts, Document};
 
-use crate::build::indexer::{BuildShard, IndexerContext, ShardBuilt, ShardIndexer};
+use crate::build::indexer::{BuildShard, IndexError, IndexerContext, ShardBuilt, ShardIndexer};
 use crate::build::status::IndexReport;
 use crate::build::status::{Shared, Swap};
 use crate::index::generation::{Generation, ShardState};
 use crate::index::lexical::LexicalIndex;
+use crate::index::spellings::Spellings;
+use crate::index::thin::ThinNames;
 use crate::index::vector::VectorShard;
-use crate::query::spelling::Spellings;
-use crate::rank::stages::ThinNames;
 
 /// A catalog to index, with what the engine already built for it synchronously.
 pub(crate) struct Reindex {
@@ -147,8 +147,7 @@ impl Handler<Reindex> for Coordinator {
             let (publication, name, index) =
                 (request.publication, subgraph.name.clone(), shards.len() - 1);
             ctx.spawn(build.into_actor(self).map(move |reply, coordinator, _| {
-                let result =
-                    reply.unwrap_or_else(|e| Err(format!("the shard indexer is gone: {e}")));
+                let result = reply.unwrap_or_else(|e| Err(IndexError::IndexerGone(e)));
                 coordinator.shard_done(publication, index, name, hash, result);
             }));
         }
@@ -186,7 +185,7 @@ impl Coordinator {
         index: usize,
         name: String,
         hash: u64,
-        result: Result<ShardBuilt, String>,
+        result: Result<ShardBuilt, IndexError>,
     ) {
         let state = match result {
             Ok(built) => {
@@ -205,6 +204,7 @@ impl Coordinator {
             }
             Err(error) => {
                 tracing::error!(shard = %name, %error, "indexing failed; the shard stays lexical-only");
+                let error = error.to_string();
                 if let Some(active) = self
                     .active
                     .as_mut()

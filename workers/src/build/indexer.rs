@@ -20,7 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::{
-    Actor, ActorFutureExt as _, Addr, AtomicResponse, Context, Handler, Message, WrapFuture as _,
+    Actor, ActorFutureExt as _, Addr, AtomicResponse, Context, Handler, MailboxError, Message,
+    WrapFuture as _,
 };
 use futures_util::StreamExt as _;
 use tracing::Instrument as _;
@@ -30,6 +31,7 @@ use crate::build::status::Progress;
 use crate::embed::cache::{save_unsaved, Claim, VectorCache};
 use crate::embed::shared_store::{Entry, RedisCounts, SharedStore};
 use crate::embed::tokens::TokenVectors;
+use crate::embed::EmbedError;
 use crate::index::document::{distinct_texts, Document, Text};
 use crate::index::vector::{ShardFile, VectorError, VectorShard};
 
@@ -66,7 +68,28 @@ pub(crate) struct ShardBuilt {
 }
 
 impl Message for BuildShard {
-    type Result = Result<ShardBuilt, String>;
+    type Result = Result<ShardBuilt, IndexError>;
+}
+
+/// Why a shard's vectors were not built: the shard stays lexical-only. The shard's name is not
+/// repeated here: every report of the error is keyed by it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum IndexError {
+    #[error("the vector cache lock is poisoned")]
+    CachePoisoned,
+    #[error("the embedding pool is gone: {0}")]
+    PoolGone(#[source] MailboxError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    /// `text` is `None` when the hash is of no text of the shard.
+    #[error("no vector for a view of {text:?}")]
+    NoVector { text: Option<Arc<str>> },
+    #[error("the shard build thread failed: {0}")]
+    BuildThread(#[from] tokio::task::JoinError),
+    #[error(transparent)]
+    Vector(#[from] VectorError),
+    #[error("the shard indexer is gone: {0}")]
+    IndexerGone(#[source] MailboxError),
 }
 
 /// What every indexer shares: the pool, the cache and the progress counters.
@@ -103,7 +126,7 @@ impl actix::Supervised for ShardIndexer {
 }
 
 impl Handler<BuildShard> for ShardIndexer {
-    type Result = AtomicResponse<Self, Result<ShardBuilt, String>>;
+    type Result = AtomicResponse<Self, Result<ShardBuilt, IndexError>>;
 
     fn handle(&mut self, message: BuildShard, _: &mut Context<Self>) -> Self::Result {
         let context = self.context.clone();
@@ -139,7 +162,7 @@ async fn build(
     name: String,
     context: IndexerContext,
     message: BuildShard,
-) -> Result<ShardBuilt, String> {
+) -> Result<ShardBuilt, IndexError> {
     let texts = distinct_texts(&message.documents, &message.members);
     let documents = &message.documents;
     let with_tokens: HashSet<u128> = message
@@ -225,8 +248,11 @@ async fn build(
         let read = read_entries(&*lock(&context.cache)?, documents, &message.members);
         if read.missing.is_empty() || attempt > 0 {
             if let Some(hash) = read.missing_vectors.first() {
-                let text = texts.iter().find(|t| t.hash == *hash).map(|t| &t.text);
-                return Err(format!("no vector for a view of {text:?}"));
+                let text = texts
+                    .iter()
+                    .find(|t| t.hash == *hash)
+                    .map(|t| Arc::clone(&t.text));
+                return Err(IndexError::NoVector { text });
             }
             break (read.entries, read.tokens);
         }
@@ -253,8 +279,7 @@ async fn build(
         let file = graphs.map(|dir| ShardFile::new(&dir, &shard_name, &entries));
         (file, entries)
     })
-    .await
-    .map_err(|e| format!("the shard build thread failed: {e}"))?;
+    .await?;
     // A graph another replica built for exactly these entries, when none is saved here.
     let shared_graph = match (&context.shared_store, &file) {
         (Some(store), Some(file)) if !file.exists() => {
@@ -285,9 +310,7 @@ async fn build(
             .and_then(|file| Some((file.name().to_string(), file.read()?)));
         Ok::<_, VectorError>((shard, graph, to_share))
     })
-    .await
-    .map_err(|e| format!("the shard build thread failed: {e}"))?
-    .map_err(|e| e.to_string())?;
+    .await??;
     let graph = match graph {
         "loaded" if graph_from_redis => "shared",
         graph => graph,
@@ -306,9 +329,7 @@ async fn build(
         span.record("redis.errors", redis.errors);
         span.record("redis.written", redis.written);
     }
-    let shard = shard
-        .for_searchers(context.searchers)
-        .map_err(|e| e.to_string())?;
+    let shard = shard.for_searchers(context.searchers)?;
     Ok(ShardBuilt {
         shard: Arc::new(shard.with_tokens(tokens)),
         embedded,
@@ -324,7 +345,7 @@ fn claim<'t>(
     waiting: &mut Vec<&'t Text>,
     with_tokens: &HashSet<u128>,
     at_most: usize,
-) -> Result<Vec<&'t Text>, String> {
+) -> Result<Vec<&'t Text>, IndexError> {
     let mut mine = Vec::new();
     let mut cache = lock(cache)?;
     waiting.retain(|text| {
@@ -352,7 +373,7 @@ async fn from_fleet<'t>(
     mine: &mut Vec<&'t Text>,
     with_tokens: &HashSet<u128>,
     counts: &mut RedisCounts,
-) -> Result<Vec<&'t Text>, String> {
+) -> Result<Vec<&'t Text>, IndexError> {
     let wanted: Vec<(u128, bool)> = mine
         .iter()
         .map(|text| (text.hash, with_tokens.contains(&text.hash)))
@@ -380,7 +401,7 @@ async fn take_from_fleet(
     cache: &Mutex<VectorCache>,
     wanted: &[(u128, bool)],
     counts: &mut RedisCounts,
-) -> Result<HashSet<u128>, String> {
+) -> Result<HashSet<u128>, IndexError> {
     let (found, fetched) = store.fetch(wanted).await;
     counts.add(fetched);
     let mut cache = lock(cache)?;
@@ -476,7 +497,7 @@ async fn embed(
     pool: &Addr<EmbedWorker>,
     texts: &[&Text],
     with_tokens: &HashSet<u128>,
-) -> Result<Vec<Entry>, String> {
+) -> Result<Vec<Entry>, IndexError> {
     let mut written = Vec::new();
     context
         .progress
@@ -491,9 +512,7 @@ async fn embed(
         .buffered(context.workers.max(1));
     let mut last_log = Instant::now();
     while let Some((batch, reply)) = replies.next().await {
-        let embeddings = reply
-            .map_err(|e| format!("the embedding pool is gone: {e}"))?
-            .map_err(|e| e.to_string())?;
+        let embeddings = reply.map_err(IndexError::PoolGone)??;
         {
             let mut cache = lock(&context.cache)?;
             for (text, embedding) in batch.iter().zip(embeddings) {
@@ -556,8 +575,6 @@ impl Drop for Claims<'_> {
     }
 }
 
-fn lock(cache: &Mutex<VectorCache>) -> Result<std::sync::MutexGuard<'_, VectorCache>, String> {
-    cache
-        .lock()
-        .map_err(|_| "the vector cache lock is poisoned".to_string())
+fn lock(cache: &Mutex<VectorCache>) -> Result<std::sync::MutexGuard<'_, VectorCache>, IndexError> {
+    cache.lock().map_err(|_| IndexError::CachePoisoned)
 }

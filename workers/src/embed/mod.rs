@@ -14,4 +14,6 @@ pub mod shared_store;
 pub mod tokens;
 
 pub(crate) use model::release_free_memory;
-pub use model::{close_runtime, model_key, EmbedError, Embedder, Embedding, EXIT_WAIT};
+pub use model::{
+    close_runtime, model_key, EmbedError, Embedder, Embedding, ModelConfig, Pooling, EXIT_WAIT,
+};

@@ -19,15 +19,70 @@ use std::time::{Duration, Instant};
 
 use ort::session::Session;
 use ort::value::Tensor;
+use serde::{Deserialize, Serialize};
 use tokenizers::{Tokenizer, TruncationParams};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::config::{ModelConfig, Pooling};
 use crate::embed::math::normalize;
 use tantivy::tokenizer::{Language, LowerCaser, RawTokenizer, StopWordFilter, TextAnalyzer};
 
 use crate::embed::onnx_graph;
 use crate::embed::tokens::TokenVectors;
+
+/// How token vectors become one text vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Pooling {
+    /// Mean over the tokens the attention mask keeps (sentence-transformers models).
+    #[default]
+    Mean,
+    /// The first token's vector (BERT-style `[CLS]` models such as bge).
+    Cls,
+}
+
+/// An ONNX sentence-embedding model and the ONNX Runtime library that runs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// The ONNX Runtime shared library (`libonnxruntime.so`, 1.31 or newer).
+    pub runtime: PathBuf,
+    /// The model file; inputs `input_ids`, `attention_mask` (and `token_type_ids` if it has
+    /// them), output `[batch, tokens, dimension]` hidden states.
+    pub onnx: PathBuf,
+    /// The Hugging Face `tokenizer.json` of the model.
+    pub tokenizer: PathBuf,
+    #[serde(default)]
+    pub pooling: Pooling,
+    /// Width of the model's vectors.
+    pub dimension: usize,
+    /// Texts are cut to this many tokens before embedding.
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: usize,
+    /// Prepended to every query (e5/bge-style models expect one); empty for MiniLM.
+    #[serde(default)]
+    pub query_prefix: String,
+}
+
+fn default_max_tokens() -> usize {
+    256
+}
+
+impl ModelConfig {
+    /// The model and runtime that `scripts/setup` fetches into `home` (`.wayfinder/` by default):
+    /// all-MiniLM-L6-v2 with int8 weights, 384 dimensions, mean pooling.
+    pub fn default_in(home: &Path) -> Self {
+        let model = home.join("models/all-MiniLM-L6-v2-int8");
+        ModelConfig {
+            runtime: home.join("lib/libonnxruntime.so.1.31.1"),
+            onnx: model.join("model.onnx"),
+            tokenizer: model.join("tokenizer.json"),
+            pooling: Pooling::Mean,
+            dimension: 384,
+            max_tokens: default_max_tokens(),
+            query_prefix: String::new(),
+        }
+    }
+}
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EmbedError {
@@ -503,7 +558,7 @@ mod tests {
         let config = ModelConfig::default_in(&home);
         let texts = [
             "Retrieve a user by their email address",
-            "cancel an order",
+            "renew a library loan",
             "Pagination cursor ß 東京 🙂",
         ];
         let embed = |rewrite| {

@@ -15,6 +15,13 @@ use std::collections::{HashMap, HashSet};
 
 use crate::embed::math::dot;
 
+/// Token vectors that cannot be read from the cache's bytes.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DecodeError {
+    #[error("token vectors cut short: {needed} bytes needed, {got} given")]
+    CutShort { needed: usize, got: usize },
+}
+
 /// Content-token vectors of one text: token ids and unit vectors, each row quantised to `i8`
 /// with its own scale.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,14 +97,17 @@ impl TokenVectors {
 
     /// Reads one encoding of rows `dimension` wide from the front of `bytes`; returns it and
     /// the bytes it took.
-    pub(crate) fn decode(bytes: &[u8], dimension: usize) -> Result<(Self, usize), String> {
-        let short = || "token vectors cut short".to_string();
+    pub(crate) fn decode(bytes: &[u8], dimension: usize) -> Result<(Self, usize), DecodeError> {
+        let short = |needed: usize| DecodeError::CutShort {
+            needed,
+            got: bytes.len(),
+        };
         let count = bytes
             .get(..4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-            .ok_or_else(short)?;
+            .ok_or_else(|| short(4))?;
         let used = 4 + count * (8 + dimension);
-        let body = bytes.get(4..used).ok_or_else(short)?;
+        let body = bytes.get(4..used).ok_or_else(|| short(used))?;
         let (ids, rest) = body.split_at(4 * count);
         let (scales, values) = rest.split_at(4 * count);
         let word = |b: &[u8]| [b[0], b[1], b[2], b[3]];

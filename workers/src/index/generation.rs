@@ -12,10 +12,10 @@ use crate::embed::math::{dot, unit_sum};
 use crate::embed::tokens::{TokenFrequencies, TokenVectors};
 use crate::index::document::Document;
 use crate::index::lexical::LexicalIndex;
+use crate::index::spellings::Spellings;
+use crate::index::thin::ThinNames;
 use crate::index::vector::{VectorError, VectorShard};
 use crate::index::visibility::Visibility;
-use crate::query::spelling::Spellings;
-use crate::rank::stages::ThinNames;
 
 /// The vector side of one subgraph's shard in a generation.
 #[derive(Clone)]

@@ -10,5 +10,7 @@ pub mod generation;
 pub mod lexical;
 pub(crate) mod plumbing;
 pub mod priors;
+pub mod spellings;
+pub mod thin;
 pub mod vector;
 pub mod visibility;

@@ -9,7 +9,7 @@
 //! are grammatical, not topical: an imperative opens with a base-form verb followed by a
 //! determiner, a particle or a question word; one that goes on to say how or on what condition
 //! ("archive the guest list using the API") wants what the mutation takes too. A change
-//! followed by a read ("restock then get the new count", "after refreshing, show the new
+//! followed by a read ("restock then get the latest count", "after refreshing, show the new
 //! forecast") wants what the mutation returns. A question about a property names what has it
 //! (`a guest's room number`, `the seats left on a coach trip`): that owner is the type whose
 //! fields it wants; a narrowed list's plural noun names what owns the members that narrow it.
@@ -65,7 +65,7 @@ const THE_CALLER: &str = "the authenticated user";
 const OWNER_PREPOSITIONS: &[&str] = &["for", "in", "of", "on"];
 
 /// Words that say what is the case rather than what is wanted when they follow a noun phrase
-/// (`bread is being baked`): auxiliaries and copulas.
+/// (`coffee is being served`): auxiliaries and copulas.
 pub(crate) const AUXILIARIES: &[&str] = &[
     "am", "are", "be", "been", "can", "could", "did", "do", "does", "had", "has", "have", "is",
     "may", "might", "must", "shall", "should", "was", "were", "will", "would",
@@ -132,7 +132,7 @@ pub struct Intent {
     /// API`, `bake the bread when the oven is hot`): what the mutation takes is wanted as much
     /// as it.
     pub manner: bool,
-    /// The question makes a change and then reads what came of it (`restock then get the new
+    /// The question makes a change and then reads what came of it (`restock then get the latest
     /// count`, `after refreshing, show the new forecast`): what the mutation returns is wanted.
     pub outcome: bool,
 }
@@ -249,8 +249,8 @@ fn owner_phrase(query: &str) -> Option<String> {
 /// (`my usual desserts based on past visits` -> `usual desserts`, `get cabins priced for a
 /// weekend` -> `cabins`); after a possessive, which names what owns the answer (`a chef's best
 /// known cakes` -> `best known cakes`). `None` for a question that opens with a question word
-/// or an auxiliary, and for a noun phrase followed by an auxiliary or copula (`bread is being
-/// baked in the oven`): that states what is the case, and the question asks about it.
+/// or an auxiliary, and for a noun phrase followed by an auxiliary or copula (`coffee is being
+/// served from a kiosk`): that states what is the case, and the question asks about it.
 pub fn answer_phrase(query: &str) -> Option<String> {
     let words = lowercase_words(query, char::is_alphanumeric);
     let mut rest = match words.split_first() {
@@ -375,8 +375,8 @@ mod tests {
             |i| i.action,
             &[
                 "reserve a hotel room",
-                "sign in and get a session key",
-                "assign a keeper to the lion enclosure",
+                "sign in and fetch a session key",
+                "assign someone to the night shift",
                 "Archive the guest list",
                 "set where the van should park",
                 "choose which room type to book",
@@ -418,11 +418,11 @@ mod tests {
             |i| i.outcome,
             &[
                 "after refreshing, show the new forecast",
-                "restock then get the new count",
+                "restock then get the latest count",
                 "Archive a guest list then list its rooms",
             ],
             &[
-                "sign in and get a session key",
+                "sign in and fetch a session key",
                 "after the van departed, its route number",
                 "what then",
                 "loans then members",
@@ -438,11 +438,11 @@ mod tests {
                 "reviews that already have a staff reply",
                 "late fees that someone waived",
                 "loaves baked from frozen dough",
-                "vans coming from a specific depot",
+                "vans coming from a regional depot",
                 "members with staff privileges",
                 // A read that says what it goes by.
                 "look up a guest by email",
-                "the next page of guests via a cursor",
+                "the last page of guests using a cursor",
             ],
             &[
                 "reserve a room by its number",
@@ -499,7 +499,7 @@ mod tests {
                 "only certain animal types in a zoo's records",
                 Some("zoo records"),
             ),
-            ("readers signed up to alerts for a library", Some("library")),
+            ("staff signed up to alerts for a library", Some("library")),
             ("reserve a hotel room", None),
             ("loaves in bread baskets", None),
             ("'s", None),
@@ -528,7 +528,7 @@ mod tests {
             // A question, or a statement about a noun phrase, asks about it.
             ("how old is the oven", None),
             ("show which rooms are booked out", None),
-            ("bread is being baked in the oven", None),
+            ("coffee is being served from a kiosk", None),
             ("only returned books", None),
             ("my", None),
             ("'s", None),
@@ -542,7 +542,7 @@ mod tests {
     fn an_action_does_what_its_verb_says() {
         for (query, verb) in [
             ("create a guest profile", Some("create")),
-            ("Sign in and get a session key", Some("sign in")),
+            ("Sign in and fetch a session key", Some("sign in")),
             ("please renew my membership", Some("renew")),
             ("back up the database", Some("back up")),
             (

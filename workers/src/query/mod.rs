@@ -5,12 +5,12 @@
 //! schema's own names.
 
 pub mod intent;
-pub(crate) mod spelling;
+pub mod spelling;
 
 use std::borrow::Cow;
 
+use crate::index::spellings::Spellings;
 use intent::{action_verb, answer_phrase, Intent, Owner};
-use spelling::Spellings;
 
 /// One question, read once: every ranking stage reads its words from here.
 #[derive(Debug, Clone)]
@@ -43,7 +43,7 @@ impl<'q> Analysis<'q> {
         intent: bool,
     ) -> Self {
         let read = match spellings {
-            Some(spellings) => spellings.expand(asked),
+            Some(spellings) => spelling::spell_out(spellings, asked),
             None => Cow::Borrowed(asked),
         };
         let intent = if intent {

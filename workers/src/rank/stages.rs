@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 use wayfinder_supergraph::{Catalog, Member, MemberId, MemberKind};
 
 use crate::index::document::Document;
+use crate::index::thin::ThinNames;
 use crate::index::visibility::Visibility;
 use crate::query::intent::Intent;
 use crate::rank::params::{Fusion, Params, Stage};
@@ -143,8 +144,8 @@ pub fn add_token_evidence(
     sort(catalog, ranked);
 }
 
-/// A question about a property names what has it (`a user's bio`, `the balance on a gift
-/// card`), a list narrowed down names what it holds (`orders where ...`), and a question in the
+/// A question about a property names what has it (`a user's bio`, `the seats left on a coach
+/// trip`), a list narrowed down names what it holds (`loans where ...`), and a question in the
 /// first person is about the caller (all three [`crate::query::intent::Owner`]): each of the best
 /// members whose type is the most like that owner gains [`Params::owner_share`] of the likeness
 /// ([`add_likeness`]). `like_owner` is a type's similarity to the owner's words (`None` without
@@ -161,9 +162,9 @@ pub fn add_owner_evidence(
     add_likeness(catalog, ranked, params, share, types, like_owner);
 }
 
-/// A read names what it wants first ([`crate::query::intent::answer_phrase`]): `my favourite artists`
-/// asks for artists, which `CurrentUser.topArtists` returns, not for what an artist has
-/// (`Artist.genres`), however alike their words. Each of the best members that returns the
+/// A read names what it wants first ([`crate::query::intent::answer_phrase`]): `my saved
+/// recipes` asks for recipes, which `User.savedRecipes` returns, not for what a recipe has
+/// (`Recipe.ingredients`), however alike their words. Each of the best members that returns the
 /// type most like that phrase gains [`Params::answer_share`] of the likeness ([`add_likeness`]); what
 /// narrows such a list rises with it ([`answer_types`]).
 pub fn add_answer_evidence(
@@ -177,10 +178,10 @@ pub fn add_answer_evidence(
     add_likeness(catalog, ranked, params, share, types, like_answer);
 }
 
-/// An action names what it changes and what it does to it (`create a discount code`); the
+/// An action names what it changes and what it does to it (`create a guest profile`); the
 /// question's vector weighs the thing named far more than the verb, so a mutation that does
-/// something else to that thing (`orderDiscountAdd`) passes the one that does what was asked
-/// (`voucherCreate`). Each mutation field among the best [`Params::likeness_depth`] gains
+/// something else to that thing (`bookingProfileAttach`) passes the one that does what was
+/// asked (`profileCreate`). Each mutation field among the best [`Params::likeness_depth`] gains
 /// [`Params::verb_share`] of its similarity to the verb (`like_verb`, `None` without vectors), and
 /// the ranking is re-sorted.
 pub fn add_verb_evidence(
@@ -337,8 +338,8 @@ fn list_item(catalog: &Catalog, field: &Member) -> Option<MemberId> {
 /// member; one outside the list comes in with that gain alone. Root fields gain nothing: they
 /// begin every path of their subgraph and already carry the full prior.
 ///
-/// `Repository.languages` is what "breakdown of the codebase by language, with byte sizes"
-/// asks for, though `LanguageEdge.size` matches its words best.
+/// A question about the bytes of each language in a code base asks for `Repository.languages`,
+/// though `LanguageEdge.size` matches its words best.
 pub fn add_path_evidence(
     catalog: &Catalog,
     ranked: &mut Vec<(MemberId, f32)>,
@@ -375,9 +376,9 @@ pub fn add_path_evidence(
 /// capital, a `.`, `_`, `@` or `(`, or a capital not at the start of the query), so everyday
 /// words never match a type by accident.
 ///
-/// A named type followed by the names of its members (`PlaybackState repeatState`, `DiffSide
-/// LEFT RIGHT`) is a coordinate written with spaces: one such member is what the query names
-/// and comes before the type; several are the type's description and come after it.
+/// A named type followed by the names of its members (`RoomBooking checkInDate`, `Weekday
+/// SATURDAY SUNDAY`) is a coordinate written with spaces: one such member is what the query
+/// names and comes before the type; several are the type's description and come after it.
 ///
 /// A member's bare name, in camel case or with underscores (`nameWithOwner`, `TOO_HEATED`), or
 /// a field's with one of its arguments (`repository(owner:)`), names every visible member of
@@ -387,8 +388,7 @@ pub fn add_path_evidence(
 /// often an everyday abbreviation as an enum value's name, so they name nothing by themselves.
 ///
 /// An identifier that names nothing as written, as a coordinate or a bare name, names the one
-/// visible member whose coordinate it is in another case (`issueState`,
-/// `repository.NameWithOwner`).
+/// visible member whose coordinate it is in another case (`issueState`, `user.Login`).
 pub fn named_members(
     catalog: &Catalog,
     query: &str,
@@ -529,54 +529,11 @@ pub fn put_named_first(ranked: &mut Vec<(MemberId, f32)>, named: &[MemberId]) {
     *ranked = front;
 }
 
-/// Each thin member's name, as the words `read` makes of it (the lexical index's analyzer).
-pub type ThinNames = HashMap<MemberId, Vec<String>>;
-
-/// The thin members of `catalog`, each with its name's words as `read` makes them: those whose
-/// name is all they say (no description of their own and none on the field or type they belong
-/// to), and generic arguments, whose name and description repeat on at least
-/// [`Params::generic_argument_fields`] fields (Relay's `first`, `after`, ...): what they say is true of
-/// every list, so a question about one list meets them through its field's words only.
-pub fn thin_names(
-    catalog: &Catalog,
-    params: &Params,
-    read: impl Fn(&str) -> Vec<String>,
-) -> ThinNames {
-    let thin = |member: &&Member| {
-        member.description.is_none()
-            && !member.builtin
-            && member
-                .parent
-                .is_none_or(|parent| catalog.member(parent).description.is_none())
-    };
-    // What a schema's own argument says, if it is one: its name and its description.
-    fn argument_said(member: &Member) -> Option<(&str, Option<&str>)> {
-        (member.kind == MemberKind::Argument && !member.builtin)
-            .then_some((&member.name, member.description.as_deref()))
-    }
-    let mut repeats: HashMap<(&str, Option<&str>), usize> = HashMap::new();
-    for said in catalog.members().iter().filter_map(argument_said) {
-        *repeats.entry(said).or_default() += 1;
-    }
-    let generic = |member: &Member| {
-        argument_said(member)
-            .and_then(|said| repeats.get(&said))
-            .is_some_and(|&fields| fields >= params.generic_argument_fields)
-    };
-    catalog
-        .members()
-        .iter()
-        .filter(|member| thin(member) || generic(member))
-        .map(|member| (member.id, read(&member.name)))
-        .collect()
-}
-
-/// A thin member ([`thin_names`]) is found through the words its name shares with its parent's:
-/// `SaleType.PERCENTAGE` matches "how many units of this item are left to sell" through
-/// `sale`. Unless the question uses its own name (`ReleaseDatePrecision.YEAR` for "release
-/// date only known to the year"), it keeps [`Params::unnamed_thin`] of its score. `asked` holds the
-/// question's words and `thin_names` each thin member's name words, both as the lexical index
-/// reads them (stemmed).
+/// A thin member ([`thin_names`](crate::index::thin::thin_names)) is found through the words its name shares with its parent's:
+/// `SaleType.PERCENTAGE` matches a question about stock left to sell through `sale`. Unless
+/// the question uses its own name (`Precision.YEAR` for a question that says `year`), it keeps
+/// [`Params::unnamed_thin`] of its score. `asked` holds the question's words and `thin_names`
+/// each thin member's name words, both as the lexical index reads them (stemmed).
 pub fn demote_unnamed_thin(
     catalog: &Catalog,
     ranked: &mut [(MemberId, f32)],
@@ -663,6 +620,7 @@ mod tests {
     use wayfinder_supergraph::CatalogOptions;
 
     use super::*;
+    use crate::index::thin::thin_names;
 
     fn p() -> Params {
         Params::default()
@@ -985,7 +943,7 @@ mod tests {
         });
         assert_eq!(list, ranked(&catalog, &scored));
         let mut list = ranked(&catalog, &scored);
-        // "favourite artists": most like `Artist`, and `User` is too far below it to count.
+        // A phrase most like `Artist`, and `User` is too far below it to count.
         add_answer_evidence(&catalog, &mut list, &p(), |ty| {
             Some(if ty == artist { 0.6 } else { 0.3 })
         });
@@ -1023,7 +981,7 @@ mod tests {
         ];
         let create = id(&catalog, "Mutation.voucherCreate");
         let mut list = ranked(&catalog, &scored);
-        // "create a discount code": `create` is like the mutation that creates, not the one
+        // Asked to create one: `create` is like the mutation that creates, not the one
         // that adds; `Voucher.code` is no mutation, however like the verb its words are.
         add_verb_evidence(&catalog, &mut list, &p(), |m| {
             Some(if m == create {
@@ -1068,7 +1026,7 @@ mod tests {
                 .map(str::to_lowercase)
                 .collect()
         };
-        let thin_names = thin_names(&catalog, &p(), words);
+        let thin_names = thin_names(&catalog, p().generic_argument_fields, words);
         // The values of an undescribed enum are thin, those of a described one are not; a
         // described field is not.
         let coordinate = |id: &MemberId| catalog.member(*id).coordinate.as_str();
@@ -1096,7 +1054,7 @@ mod tests {
         ];
 
         let mut list = ranked(&catalog, &scored);
-        let asked = words("how many units are left to sell");
+        let asked = words("how many seats are still free to book");
         demote_unnamed_thin(&catalog, &mut list, &asked, &thin_names, &p());
         assert_eq!(
             coordinates(&catalog, &list),
@@ -1136,7 +1094,7 @@ mod tests {
         let root = |fields: &str| catalog_of(&format!("\"The root.\" type Query {{ {fields} }}"));
         let words = |text: &str| vec![text.to_lowercase()];
         let catalog = root(&lists);
-        let thin_names = thin_names(&catalog, &p(), words);
+        let thin_names = thin_names(&catalog, p().generic_argument_fields, words);
         let thin = |coordinate: &str| thin_names.contains_key(&id(&catalog, coordinate));
         assert!(thin("Query.things0(first:)"));
         assert!(thin("Query.things19(first:)"));
@@ -1146,6 +1104,7 @@ mod tests {
         // One field fewer and the argument says as much as any other.
         let catalog = root(&lists.lines().skip(1).collect::<Vec<_>>().join("\n"));
         let first = id(&catalog, "Query.things1(first:)");
-        assert!(!super::thin_names(&catalog, &p(), words).contains_key(&first));
+        let generic = p().generic_argument_fields;
+        assert!(!crate::index::thin::thin_names(&catalog, generic, words).contains_key(&first));
     }
 }
