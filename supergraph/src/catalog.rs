@@ -15,10 +15,10 @@ use apollo_compiler::schema::ExtendedType;
 use apollo_compiler::validation::Valid;
 use apollo_compiler::Schema;
 
-use crate::contract::{Contract, ContractFilter};
 use crate::error::{CatalogError, SchemaProblem};
 use crate::federation::FactReader;
 use crate::hash::ContentHasher;
+use crate::member::Roots;
 use crate::member::{Deprecation, Member, MemberId, MemberKind, Subgraph, SubgraphId};
 use crate::paths::{self, PathIndex};
 use crate::source;
@@ -39,32 +39,6 @@ pub struct CatalogOptions {
 impl Default for CatalogOptions {
     fn default() -> Self {
         Self { max_paths: 3 }
-    }
-}
-
-/// The root operation types of the API schema.
-#[derive(Debug, Clone, Default)]
-pub struct Roots {
-    pub query: Option<MemberId>,
-    pub mutation: Option<MemberId>,
-    pub subscription: Option<MemberId>,
-}
-
-impl Roots {
-    /// Query first, then mutation, then subscription: the order paths prefer.
-    pub fn in_order(&self) -> impl Iterator<Item = MemberId> + '_ {
-        [self.query, self.mutation, self.subscription]
-            .into_iter()
-            .flatten()
-    }
-
-    pub fn contains(&self, id: MemberId) -> bool {
-        self.in_order().any(|root| root == id)
-    }
-
-    /// Whether `member` is a field of the mutation root.
-    pub fn is_mutation_field(&self, member: &Member) -> bool {
-        member.parent.is_some() && member.parent == self.mutation
     }
 }
 
@@ -220,11 +194,6 @@ impl Catalog {
             *counts.entry(member.kind).or_insert(0) += 1;
         }
         counts
-    }
-
-    /// The members a tenant with this `@tag` filter may see, and their paths within that view.
-    pub fn contract(&self, filter: &ContractFilter) -> Contract {
-        Contract::build(self, filter)
     }
 
     pub(crate) fn compute_paths(&self, visible: &dyn Fn(MemberId) -> bool) -> PathIndex {

@@ -245,3 +245,10 @@ impl<'a> Visibility<'a> {
 fn is_required(signature: &str) -> bool {
     !signature.contains(" = ") && signature.ends_with('!')
 }
+
+impl Catalog {
+    /// The members a tenant with this `@tag` filter may see, and their paths within that view.
+    pub fn contract(&self, filter: &ContractFilter) -> Contract {
+        Contract::build(self, filter)
+    }
+}

@@ -18,10 +18,11 @@ mod member;
 mod paths;
 mod source;
 
-pub use catalog::{Catalog, CatalogOptions, Roots, PLAIN_SUBGRAPH};
+pub use catalog::{Catalog, CatalogOptions, PLAIN_SUBGRAPH};
 pub use contract::{Contract, ContractFilter};
 pub use contract_schema::ContractSchemaError;
 pub use error::{CatalogError, SchemaProblem};
+pub use member::Roots;
 pub use member::{
     Deprecation, EntityKey, FederationFacts, Member, MemberId, MemberKind, Override, Subgraph,
     SubgraphId,

@@ -199,3 +199,29 @@ pub struct Subgraph {
     /// re-index.
     pub content_hash: u64,
 }
+
+/// The root operation types of the API schema.
+#[derive(Debug, Clone, Default)]
+pub struct Roots {
+    pub query: Option<MemberId>,
+    pub mutation: Option<MemberId>,
+    pub subscription: Option<MemberId>,
+}
+
+impl Roots {
+    /// Query first, then mutation, then subscription: the order paths prefer.
+    pub fn in_order(&self) -> impl Iterator<Item = MemberId> + '_ {
+        [self.query, self.mutation, self.subscription]
+            .into_iter()
+            .flatten()
+    }
+
+    pub fn contains(&self, id: MemberId) -> bool {
+        self.in_order().any(|root| root == id)
+    }
+
+    /// Whether `member` is a field of the mutation root.
+    pub fn is_mutation_field(&self, member: &Member) -> bool {
+        member.parent.is_some() && member.parent == self.mutation
+    }
+}

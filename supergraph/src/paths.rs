@@ -21,7 +21,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::rc::Rc;
 
-use crate::catalog::Roots;
+use crate::member::Roots;
 use crate::member::{Member, MemberId, MemberKind};
 
 /// Paths to the roots of every member of a catalog (or of a contract's view of it).

@@ -1,7 +1,7 @@
 //! The whole retrieval pipeline on the three dev sets with the real model, as `wayfinder eval`
-//! runs it: each set against floors a question or so below its figures (bench/README.md,
-//! ablation step 38), and the pooled figures against the targets of issue 6 that they meet, so
-//! a change to documents, intent or ranking cannot lose a gain on any set silently. Indexing
+//! runs it: each set and the pooled figures against floors about two questions below the
+//! figures (bench/RESULTS.md), so a change to documents, intent or ranking cannot lose a gain
+//! on any set silently, while one answer moving a place does not fail CI. Indexing
 //! github and saleor without a cache takes a few minutes; the sets are measured one after the
 //! other, so only one engine is in memory at a time.
 
@@ -38,12 +38,13 @@ fn assert_at_least(what: &str, metrics: &Metrics, floors: [f64; 4]) {
 #[test]
 fn the_dev_sets_keep_their_figures() {
     // Each set has 52-54 questions: one question is 0.019 of recall. The figures now (R@1, R@5,
-    // R@10, MRR@10): github 0.537 0.759 0.833 0.620, saleor 0.528 0.868 0.906 0.644, spotify
-    // 0.615 0.865 0.904 0.706; pooled 0.560 0.830 0.881 0.656.
+    // R@10, MRR@10): github 0.537 0.759 0.833 0.619, saleor 0.528 0.868 0.906 0.644, spotify
+    // 0.596 0.865 0.904 0.697; pooled 0.553 0.830 0.881 0.653. Each floor is two questions
+    // below.
     let floors: BTreeMap<&str, [f64; 4]> = BTreeMap::from([
-        ("github", [0.50, 0.74, 0.81, 0.60]),
-        ("saleor", [0.50, 0.84, 0.88, 0.62]),
-        ("spotify-supergraph", [0.59, 0.84, 0.88, 0.68]),
+        ("github", [0.50, 0.72, 0.79, 0.58]),
+        ("saleor", [0.49, 0.83, 0.86, 0.61]),
+        ("spotify-supergraph", [0.55, 0.82, 0.86, 0.66]),
     ]);
     let mut pooled = Vec::new();
     for (set, floors) in &floors {
@@ -54,10 +55,9 @@ fn the_dev_sets_keep_their_figures() {
     }
     let pooled = score(pooled);
     println!("pooled: {:?}", pooled.overall);
-    // Pooled over 159 questions, one is 0.006 of recall. The floors hold issue 6's targets
-    // (pooled R@1 0.50, R@5 0.80, R@10 0.88 and MRR@10 0.62; each set's R@5 0.70 above): R@10
-    // is 140 of 159, exactly 0.88, so losing any answer from a top ten fails here.
-    assert_at_least("pooled", &pooled.overall, [0.54, 0.81, 0.88, 0.64]);
+    // Pooled over 159 questions, one is 0.006 of recall: the floors are one or two questions
+    // below, at issue 44's R@5 0.82 and R@10 0.87 (132 and 140 of 159 now; 131 and 139 pass).
+    assert_at_least("pooled", &pooled.overall, [0.53, 0.82, 0.87, 0.63]);
     // Issue 6: each kind's recall@10, pooled, at least 0.70.
     for (kind, metrics) in &pooled.by_kind {
         println!("{kind}: {metrics:?}");

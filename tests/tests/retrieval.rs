@@ -1,7 +1,7 @@
 //! Retrieval gains pinned with the real embedding model, on a small shop schema written in the
 //! conventions of real APIs (Relay connections, mutation payloads, a subscription), so a later
 //! change to documents or ranking cannot lose them silently. The dev-set figures themselves
-//! come from `wayfinder eval` (see `bench/README.md`).
+//! come from `wayfinder eval` (see `bench/HISTORY.md`).
 
 use std::sync::OnceLock;
 
@@ -936,7 +936,7 @@ fn a_members_bare_name_finds_it_first() {
     // fields and values, written alone and then with the words of one owner of it: a member of
     // that name comes first; with an owner's words, that owner's member. Before bare names
     // were read, a member of the name came first for 0.55 of 100 such names of this schema,
-    // and 0.42 of 300 over the three dev schemas (bench/README.md).
+    // and 0.42 of 300 over the three dev schemas (bench/HISTORY.md).
     let engine = spotify();
     let catalog = catalog(set_schema("spotify-supergraph"));
     let identifier = |name: &str| {

@@ -290,7 +290,7 @@ impl Embedder {
         }
         // Without its arena and memory patterns a session gives back what a batch took when the
         // batch is done: with them, one long batch of indexing kept ~200 MB per session for
-        // the life of the process (bench/README, "Hostile load").
+        // the life of the process (bench/HISTORY.md, "Hostile load").
         let mut builder = Session::builder(&environment)
             .map_err(|e| model_error(e.to_string()))?
             .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()])

@@ -19,6 +19,8 @@
 //! than write (`get`, `list`, `find`, ...), whose imperatives ask for a query field. Nothing
 //! here depends on a schema's vocabulary.
 
+use crate::query::words::Words;
+
 /// Words that qualify what follows them rather than act: determiners and quantifiers, `if`,
 /// `just`, `only`, `not`. With the auxiliaries and the question words, they cannot be an
 /// imperative's verb ([`not_a_verb`]).
@@ -138,8 +140,8 @@ pub struct Intent {
 }
 
 impl Intent {
-    pub fn of(query: &str) -> Self {
-        let words = lowercase_words(query, char::is_alphabetic);
+    pub fn of(question: &Words<'_>) -> Self {
+        let words = question.letters();
         let narrows = narrowing_clause(&words).is_some();
         // `please renew my membership`, `only remove the loan if ...`: still imperatives.
         let words = from_the_verb(&words);
@@ -184,14 +186,14 @@ impl Owner {
     /// narrows a list (`search results that expired` -> `search results`), since what narrows
     /// a list belongs to the things listed; or else, in a question in the first person (`my
     /// saved recipes`), the caller.
-    pub fn of(query: &str) -> Option<Owner> {
-        if let Some(phrase) = owner_phrase(query) {
+    pub fn of(question: &Words<'_>) -> Option<Owner> {
+        if let Some(phrase) = owner_phrase(question) {
             return Some(Owner {
                 phrase,
                 listed: false,
             });
         }
-        let words = lowercase_words(query, char::is_alphabetic);
+        let words = question.letters();
         if let Some(clause) = narrowing_clause(&words) {
             return Some(Owner {
                 phrase: words[..clause].join(" "),
@@ -210,8 +212,8 @@ impl Owner {
 /// up to two content words before it (`current guest's room number` -> `current guest`), or
 /// the words after `of`, `on`, `for` or `in` and a determiner, up to three and up to a function
 /// word (`remaining seats on a coach trip` -> `coach trip`); the first in the question.
-fn owner_phrase(query: &str) -> Option<String> {
-    let words = lowercase_words(query, char::is_alphanumeric);
+fn owner_phrase(question: &Words<'_>) -> Option<String> {
+    let words = question.alphanumeric();
     for (i, word) in words.iter().enumerate() {
         if let Some(owner) = word.strip_suffix("'s").filter(|o| !o.is_empty()) {
             let before = words[..i]
@@ -251,8 +253,8 @@ fn owner_phrase(query: &str) -> Option<String> {
 /// known cakes` -> `best known cakes`). `None` for a question that opens with a question word
 /// or an auxiliary, and for a noun phrase followed by an auxiliary or copula (`coffee is being
 /// served from a kiosk`): that states what is the case, and the question asks about it.
-pub fn answer_phrase(query: &str) -> Option<String> {
-    let words = lowercase_words(query, char::is_alphanumeric);
+pub fn answer_phrase(question: &Words<'_>) -> Option<String> {
+    let words = question.alphanumeric();
     let mut rest = match words.split_first() {
         Some((first, rest)) if READING_VERBS.contains(&first.as_str()) => rest,
         _ => &words[..],
@@ -284,8 +286,8 @@ pub fn answer_phrase(query: &str) -> Option<String> {
 
 /// What an action does, whatever it does it to: the verb of a question [`Intent::of`] reads as
 /// an action, with the particle of a phrasal verb (`log in`, `sign up`).
-pub fn action_verb(query: &str) -> Option<String> {
-    let words = lowercase_words(query, char::is_alphabetic);
+pub fn action_verb(question: &Words<'_>) -> Option<String> {
+    let words = question.letters();
     let words = from_the_verb(&words);
     let verb = words.first()?;
     Some(match words.get(1) {
@@ -332,15 +334,6 @@ fn plural(word: &str) -> bool {
     word.ends_with('s') && !word.ends_with("ss")
 }
 
-/// The query's words, lowercased: runs of `letter` characters and apostrophes.
-fn lowercase_words(query: &str, letter: fn(char) -> bool) -> Vec<String> {
-    query
-        .split(|c: char| !(letter(c) || c == '\''))
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
 /// Where a clause narrowing a list opens: after a plural noun, in the first three words and
 /// after content words only, a word that opens a clause about it (`reviews that ...`,
 /// `loaves baked from ...`). After `of` the plural is not what is asked for: `share of loans
@@ -362,10 +355,10 @@ mod tests {
     /// `flag` holds for every query of `yes` and for none of `no`.
     fn holds(flag: fn(Intent) -> bool, yes: &[&str], no: &[&str]) {
         for query in yes {
-            assert!(flag(Intent::of(query)), "{query}");
+            assert!(flag(Intent::of(&Words::of(query))), "{query}");
         }
         for query in no {
-            assert!(!flag(Intent::of(query)), "{query}");
+            assert!(!flag(Intent::of(&Words::of(query))), "{query}");
         }
     }
 
@@ -459,7 +452,7 @@ mod tests {
 
     #[test]
     fn a_narrowed_list_or_the_first_person_names_an_owner() {
-        let owner = |q: &str| Owner::of(q).map(|o| (o.phrase, o.listed));
+        let owner = |q: &str| Owner::of(&Words::of(q)).map(|o| (o.phrase, o.listed));
         assert_eq!(
             owner("search results that expired"),
             Some(("search results".to_string(), true))
@@ -504,7 +497,7 @@ mod tests {
             ("loaves in bread baskets", None),
             ("'s", None),
         ] {
-            assert_eq!(owner_phrase(query).as_deref(), owner, "{query}");
+            assert_eq!(owner_phrase(&Words::of(query)).as_deref(), owner, "{query}");
         }
     }
 
@@ -534,7 +527,11 @@ mod tests {
             ("'s", None),
             ("", None),
         ] {
-            assert_eq!(answer_phrase(query).as_deref(), answer, "{query}");
+            assert_eq!(
+                answer_phrase(&Words::of(query)).as_deref(),
+                answer,
+                "{query}"
+            );
         }
     }
 
@@ -551,7 +548,7 @@ mod tests {
             ),
             ("", None),
         ] {
-            assert_eq!(action_verb(query).as_deref(), verb, "{query}");
+            assert_eq!(action_verb(&Words::of(query)).as_deref(), verb, "{query}");
         }
     }
 
@@ -568,7 +565,7 @@ mod tests {
             "snooze",
             "",
         ] {
-            assert!(!Intent::of(query).action, "{query}");
+            assert!(!Intent::of(&Words::of(query)).action, "{query}");
         }
     }
 }

@@ -2,15 +2,17 @@
 //!
 //! [`intent`] reads its shape (an action, a list narrowed down, an owner, what a read asks
 //! for); [`spelling`] spells out the words the model reads better written in full, from the
-//! schema's own names.
+//! schema's own names. Both read the question's [`words`], scanned once.
 
 pub mod intent;
 pub mod spelling;
+pub mod words;
 
 use std::borrow::Cow;
 
 use crate::index::spellings::Spellings;
 use intent::{action_verb, answer_phrase, Intent, Owner};
+use words::Words;
 
 /// One question, read once: every ranking stage reads its words from here.
 #[derive(Debug, Clone)]
@@ -42,22 +44,32 @@ impl<'q> Analysis<'q> {
         spellings: Option<&Spellings>,
         intent: bool,
     ) -> Self {
+        let written = Words::of(asked);
         let read = match spellings {
-            Some(spellings) => spelling::spell_out(spellings, asked),
+            Some(spellings) => spelling::spell_out(spellings, &written),
             None => Cow::Borrowed(asked),
         };
         let intent = if intent {
-            Intent::of(asked)
+            Intent::of(&written)
         } else {
             Intent::default()
         };
-        let owner = Owner::of(&read);
+        // The phrases are read from the words spelled out.
+        let spelled;
+        let words = match read {
+            Cow::Borrowed(_) => &written,
+            Cow::Owned(ref text) => {
+                spelled = Words::of(text);
+                &spelled
+            }
+        };
+        let owner = Owner::of(words);
         // An action asks for a change, whatever its object's words name.
-        let answer = (!intent.action).then(|| answer_phrase(&read)).flatten();
+        let answer = (!intent.action).then(|| answer_phrase(words)).flatten();
         // An action that says how to make its change wants what the mutation takes as much as
         // the mutation, so its verb does not favour mutations.
         let verb = (intent.action && !intent.manner)
-            .then(|| action_verb(&read))
+            .then(|| action_verb(words))
             .flatten();
         Analysis {
             asked,

@@ -39,16 +39,18 @@ use std::borrow::Cow;
 
 use crate::index::spellings::Spellings;
 use crate::query::intent::AUXILIARIES;
+use crate::query::words::Words;
 
-/// `query` with each acronym, clipped word, degree, agent and unknown word spelled out,
-/// borrowed when it has none.
-pub fn spell_out<'q>(spellings: &Spellings, query: &'q str) -> Cow<'q, str> {
+/// The question with each acronym, clipped word, degree, agent and unknown word spelled out,
+/// borrowed when it has none. Only identifier-like words are read ([`Words::identifiers`]).
+pub fn spell_out<'q>(spellings: &Spellings, question: &Words<'q>) -> Cow<'q, str> {
+    let query = question.text();
     let mut out = String::new();
     let mut copied = 0;
     let mut previous = "";
     // After `who` and any auxiliaries (`who is following`), until its verb.
     let mut asks_who = false;
-    for (start, word) in words(query) {
+    for (start, word) in question.identifiers() {
         let after = std::mem::replace(&mut previous, word);
         let verb_of_who = asks_who && !auxiliary(word);
         asks_who = word.eq_ignore_ascii_case("who") || (asks_who && !verb_of_who);
@@ -78,22 +80,6 @@ fn auxiliary(word: &str) -> bool {
     word.eq_ignore_ascii_case("s") || AUXILIARIES.iter().any(|a| a.eq_ignore_ascii_case(word))
 }
 
-/// The identifier-like runs of `text` (ASCII letters, digits, `_`), with their byte offsets,
-/// so a part of `PR_BODY` or `PR2` is never taken for a word.
-fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let mut rest = text.char_indices().peekable();
-    std::iter::from_fn(move || {
-        while rest.next_if(|(_, c)| !is_word(*c)).is_some() {}
-        let (start, _) = *rest.peek()?;
-        let mut end = start;
-        while let Some((i, c)) = rest.next_if(|(_, c)| is_word(*c)) {
-            end = i + c.len_utf8();
-        }
-        Some((start, &text[start..end]))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -120,14 +106,18 @@ mod tests {
     /// Each question is read as its pair says.
     fn assert_reads(spellings: &Spellings, reads: &[(&str, &str)]) {
         for (question, read) in reads {
-            assert_eq!(spell_out(spellings, question), *read, "{question}");
+            assert_eq!(
+                spell_out(spellings, &Words::of(question)),
+                *read,
+                "{question}"
+            );
         }
     }
 
     fn assert_unchanged(spellings: &Spellings, texts: &[&str]) {
         for text in texts {
             assert!(
-                matches!(spell_out(spellings, text), Cow::Borrowed(_)),
+                matches!(spell_out(spellings, &Words::of(text)), Cow::Borrowed(_)),
                 "{text}"
             );
         }
@@ -148,11 +138,11 @@ mod tests {
         let acronyms = without_model(SDL);
         // `PullRequest` is used three times, `PublicRecord` twice; `PR` is also an enum value.
         assert_eq!(
-            spell_out(&acronyms, "approve a PR, or list PRs."),
+            spell_out(&acronyms, &Words::of("approve a PR, or list PRs.")),
             "approve a pull request, or list pull requests."
         );
         assert_eq!(
-            spell_out(&acronyms, "PRR on the CMS"),
+            spell_out(&acronyms, &Words::of("PRR on the CMS")),
             "pull request review on the content management system"
         );
         assert_unchanged(
@@ -169,8 +159,11 @@ mod tests {
     fn an_acronym_that_names_a_field_is_left_as_written() {
         let acronyms =
             without_model(&SDL.replace("repo: Repository", "repo: Repository, prr: Int"));
-        assert_eq!(spell_out(&acronyms, "the PRR"), "the PRR");
-        assert_eq!(spell_out(&acronyms, "the PR"), "the pull request");
+        assert_eq!(spell_out(&acronyms, &Words::of("the PRR")), "the PRR");
+        assert_eq!(
+            spell_out(&acronyms, &Words::of("the PR")),
+            "the pull request"
+        );
     }
 
     const REPOSITORIES: &str = r#"
@@ -189,15 +182,15 @@ mod tests {
         // `repository` is in three names, `repositories` and `reported` in one each (`report` is
         // not three letters longer than `repo`).
         assert_eq!(
-            spell_out(&spellings, "the name of my repo"),
+            spell_out(&spellings, &Words::of("the name of my repo")),
             "the name of my repository"
         );
         assert_eq!(
-            spell_out(&spellings, "Repos in a report"),
+            spell_out(&spellings, &Words::of("Repos in a report")),
             "repositories in a report"
         );
         // Of `policy` and `polygon`, in three names and in one.
-        assert_eq!(spell_out(&spellings, "a pol"), "a policy");
+        assert_eq!(spell_out(&spellings, &Words::of("a pol")), "a policy");
     }
 
     #[test]
@@ -218,7 +211,7 @@ mod tests {
         assert_unchanged(&spellings, &unchanged);
         // Without a model nothing is embedded, and no word is taken for clipped.
         assert_eq!(
-            spell_out(&without_model(REPOSITORIES), "my repo"),
+            spell_out(&without_model(REPOSITORIES), &Words::of("my repo")),
             "my repo"
         );
     }

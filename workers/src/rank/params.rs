@@ -198,7 +198,7 @@ impl Default for Params {
             narrowing: 1.1,
             not_an_action: 1.0 / 1.5,
             token_depth: 20,
-            token_share: 0.3 / 1.3,
+            token_share: 0.27,
             likeness_depth: 50,
             likeness_margin: 0.05,
             owner_share: 0.05,
