@@ -214,8 +214,11 @@ impl Default for Params {
     }
 }
 
+/// The params measured for one model.
+type Measured = fn() -> Params;
+
 /// Params measured for particular models, by [`crate::embed::model_key`].
-const MEASURED: &[(u64, fn() -> Params)] = &[(DEFAULT_MODEL_KEY, Params::default)];
+const MEASURED: &[(u64, Measured)] = &[(DEFAULT_MODEL_KEY, Params::default)];
 
 /// The key of the default model as `scripts/setup` installs it (all-MiniLM-L6-v2, int8, mean
 /// pooling, 384 dimensions, 256 tokens).
