@@ -226,14 +226,14 @@ impl Engine {
                 };
                 (
                     Some(query),
-                    Some((Arc::new(Mutex::new(cache)), dimension)),
+                    Ok((Arc::new(Mutex::new(cache)), dimension)),
                     None,
                     warning,
                 )
             }
             Err(error) => {
                 tracing::error!(%error, "no embedding model: search is lexical-only");
-                (None, None, Some(error), None)
+                (None, Err(error.clone()), Some(error), None)
             }
         };
 
@@ -244,7 +244,6 @@ impl Engine {
         let batch_size = config.batch_size;
         let graphs = config.cache_dir.clone();
         let searchers = config.search_threads();
-        let reason = model_error.as_ref().map(ToString::to_string);
         let embed_workers = Workers::default();
         let pool_workers = embed_workers.clone();
         let redis = config.redis.clone();
@@ -256,7 +255,7 @@ impl Engine {
                 // indexers that use it.
                 let started = system.block_on(async move {
                     let shared_store = match (&redis, &vectors_setup) {
-                        (Some(redis), Some((_, dimension))) => {
+                        (Some(redis), Ok((_, dimension))) => {
                             match SharedStore::connect(redis, loaded_key, *dimension).await {
                                 Ok(store) => Some(Arc::new(store)),
                                 Err(error) => {
@@ -267,23 +266,19 @@ impl Engine {
                         }
                         _ => None,
                     };
-                    let vectors = match (vectors_setup, reason) {
-                        (Some((cache, dimension)), _) => Ok(IndexerContext {
-                            shared_store: shared_store.clone(),
-                            pool: Arc::new(EmbedPool::new(model, workers, &pool_workers)),
-                            cache,
-                            progress: coordinator_progress,
-                            epoch,
-                            dimension,
-                            batch_size,
-                            workers,
-                            searchers,
-                            graphs,
-                        }),
-                        (None, reason) => {
-                            Err(reason.unwrap_or_else(|| "no embedding model".into()))
-                        }
-                    };
+                    // Without a model every shard is lexical-only, and says why.
+                    let vectors = vectors_setup.map(|(cache, dimension)| IndexerContext {
+                        shared_store: shared_store.clone(),
+                        pool: Arc::new(EmbedPool::new(model, workers, &pool_workers)),
+                        cache,
+                        progress: coordinator_progress,
+                        epoch,
+                        dimension,
+                        batch_size,
+                        workers,
+                        searchers,
+                        graphs,
+                    });
                     let coordinator = Coordinator {
                         shared: coordinator_shared,
                         vectors,

@@ -20,6 +20,7 @@ use wayfinder_supergraph::{Catalog, MemberId};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::embed::cache::save_unsaved;
+use crate::embed::EmbedError;
 use crate::index::document::{distinct_texts, Document};
 
 use crate::build::indexer::{BuildShard, IndexError, IndexerContext, ShardBuilt, ShardIndexer};
@@ -54,7 +55,7 @@ pub(crate) struct Coordinator {
     pub shared: Arc<Shared>,
     /// `Err` holds why no vectors can be made (the model did not load): every shard is then
     /// lexical-only.
-    pub vectors: Result<IndexerContext, String>,
+    pub vectors: Result<IndexerContext, EmbedError>,
     pub indexers: HashMap<String, Addr<ShardIndexer>>,
     /// The newest shard built per subgraph name, with the hash of the documents it holds.
     pub built: HashMap<String, (u64, Arc<VectorShard>)>,
@@ -119,10 +120,9 @@ impl Handler<Reindex> for Coordinator {
             let context = match &self.vectors {
                 Ok(context) => context.clone(),
                 Err(reason) => {
-                    report
-                        .failed_shards
-                        .push((subgraph.name.clone(), reason.clone()));
+                    let reason = reason.to_string();
                     shards.push(ShardState::Failed(Arc::from(reason.as_str())));
+                    report.failed_shards.push((subgraph.name.clone(), reason));
                     continue;
                 }
             };
