@@ -123,7 +123,12 @@ pub fn indexed_engine(sdl: &str, file_name: &str) -> Engine {
 /// An engine without a cache over `catalog`, indexed (vectors ready) before it returns. The
 /// wait allows for github, the largest dev set, on a slow machine.
 pub fn indexed_catalog(catalog: Catalog) -> Engine {
-    let engine = Engine::start(engine_config(None)).expect("the engine starts");
+    indexed_catalog_with(catalog, engine_config(None))
+}
+
+/// [`indexed_catalog`] with an engine made from `config` (other ranking params, say).
+pub fn indexed_catalog_with(catalog: Catalog, config: EngineConfig) -> Engine {
+    let engine = Engine::start(config).expect("the engine starts");
     let published = engine
         .publish(std::sync::Arc::new(catalog))
         .expect("published");

@@ -1,7 +1,9 @@
 //! Path evidence pinned with the real model: a question whose words best match a member deep
 //! inside a connection asks for the field that connection is reached through.
 
-use wayfinder_tests::{indexed_engine, ranks_above, top_coordinates};
+use wayfinder_supergraph::{Catalog, CatalogOptions};
+use wayfinder_tests::{engine_config, indexed_catalog_with, top_coordinates};
+use wayfinder_workers::{Params, Stage};
 
 const CODE_HOST: &str = r#"
 type Query {
@@ -57,17 +59,32 @@ type PageInfo {
 
 #[test]
 fn a_field_rises_with_the_members_found_through_it() {
-    let engine = indexed_engine(CODE_HOST, "code_host.graphql");
     // `LanguageEdge.size` and `LanguageConnection.totalSize` match the words best and are
-    // reached through `Repository.languages`; `diskUsage` matches better than `languages`
-    // itself, with nothing found through it.
-    let hits = top_coordinates(
-        &engine,
-        "how the code base splits across programming languages, with sizes in bytes",
-        10,
+    // reached through `Repository.languages`, which the question's words alone leave out of
+    // the first ten: the `path` stage lifts it in.
+    let question = "size in bytes of each programming language used in a project's code";
+    let rank = |stages: Vec<Stage>| {
+        let catalog = Catalog::from_sdl(CODE_HOST, "code_host.graphql", CatalogOptions::default())
+            .expect("a valid schema");
+        let mut config = engine_config(None);
+        config.ranking = Some(Params {
+            stages,
+            ..Params::default()
+        });
+        let hits = top_coordinates(&indexed_catalog_with(catalog, config), question, 10);
+        let rank = hits.iter().position(|c| c == "Repository.languages");
+        (rank, hits)
+    };
+    let (with_path, hits) = rank(Stage::ALL.to_vec());
+    let (without, hits_without) = rank(
+        Stage::ALL
+            .into_iter()
+            .filter(|s| *s != Stage::Path)
+            .collect(),
     );
+    assert!(with_path.is_some_and(|r| r < 5), "{hits:?}");
     assert!(
-        ranks_above(&hits, "Repository.languages", 4, "Repository.diskUsage"),
-        "{hits:?}"
+        without.is_none_or(|r| Some(r) > with_path),
+        "{hits_without:?}"
     );
 }
