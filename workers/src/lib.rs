@@ -17,14 +17,14 @@
 //! [`eval`] scores question sets.
 
 pub mod background;
-pub mod build;
+pub(crate) mod build;
 pub mod config;
 pub mod cursor;
 pub mod embed;
 pub mod engine;
 pub mod eval;
 pub mod index;
-pub mod query;
+pub(crate) mod query;
 pub mod rank;
 pub mod search_pool;
 
