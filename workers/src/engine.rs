@@ -178,9 +178,9 @@ pub struct Engine {
     model_error: Option<EmbedError>,
     cache_warning: Option<String>,
     cursors: CursorCodec,
-    /// The model's key (0 without one): vectors of another model rank otherwise, so it is
-    /// part of the state a cursor names.
-    model_key: u64,
+    /// What besides the generation a cursor's state names: the model's key (0 without one)
+    /// and the ranking params' fingerprint, since either ranks otherwise.
+    cursor_key: u64,
     contracts: Mutex<(u64, HashMap<ContractFilter, Arc<Contract>>)>,
     /// How searches rank.
     params: Params,
@@ -299,6 +299,10 @@ impl Engine {
             .recv()
             .map_err(|_| EngineError::Thread(SpawnError::EngineStopped))??;
 
+        let params = config
+            .ranking
+            .clone()
+            .unwrap_or_else(|| Params::for_model(loaded_key));
         let background = Background::start(
             BACKGROUND_THREADS_PER_CORE * crate::config::available_cores(),
             BACKGROUND_QUEUE,
@@ -327,12 +331,9 @@ impl Engine {
                     CursorCodec::of_this_process()
                 }
             },
-            model_key: loaded_key,
             contracts: Mutex::new((0, HashMap::new())),
-            params: config
-                .ranking
-                .clone()
-                .unwrap_or_else(|| Params::for_model(loaded_key)),
+            cursor_key: loaded_key.rotate_left(17) ^ params.fingerprint(),
+            params,
             shared_store,
         })
     }
@@ -345,7 +346,7 @@ impl Engine {
     /// The state cursors name for `generation` (see [`Generation::state`]), with the model and
     /// the ranking params (other params rank otherwise).
     fn cursor_state(&self, generation: &Generation) -> u64 {
-        generation.state() ^ self.model_key.rotate_left(17) ^ self.params.fingerprint()
+        generation.state() ^ self.cursor_key
     }
 
     /// How searches rank: the engine config's `ranking`, or the params measured for its model.

@@ -142,9 +142,9 @@ pub struct Intent {
 impl Intent {
     pub fn of(question: &Words<'_>) -> Self {
         let words = question.letters();
-        let narrows = narrowing_clause(&words).is_some();
+        let narrows = narrowing_clause(words).is_some();
         // `please renew my membership`, `only remove the loan if ...`: still imperatives.
-        let words = from_the_verb(&words);
+        let words = from_the_verb(words);
         let (Some(first), Some(second)) = (words.first(), words.get(1)) else {
             return Intent {
                 filter: narrows,
@@ -194,7 +194,7 @@ impl Owner {
             });
         }
         let words = question.letters();
-        if let Some(clause) = narrowing_clause(&words) {
+        if let Some(clause) = narrowing_clause(words) {
             return Some(Owner {
                 phrase: words[..clause].join(" "),
                 listed: true,
@@ -257,7 +257,7 @@ pub fn answer_phrase(question: &Words<'_>) -> Option<String> {
     let words = question.alphanumeric();
     let mut rest = match words.split_first() {
         Some((first, rest)) if READING_VERBS.contains(&first.as_str()) => rest,
-        _ => &words[..],
+        _ => words,
     };
     let opening = |w: &str| (follows_a_verb(w) || w == "me") && !QUESTION_WORDS.contains(&w);
     while let Some((_, tail)) = rest.split_first().filter(|(w, _)| opening(w)) {
@@ -288,7 +288,7 @@ pub fn answer_phrase(question: &Words<'_>) -> Option<String> {
 /// an action, with the particle of a phrasal verb (`log in`, `sign up`).
 pub fn action_verb(question: &Words<'_>) -> Option<String> {
     let words = question.letters();
-    let words = from_the_verb(&words);
+    let words = from_the_verb(words);
     let verb = words.first()?;
     Some(match words.get(1) {
         Some(particle) if PARTICLES.contains(&particle.as_str()) => format!("{verb} {particle}"),

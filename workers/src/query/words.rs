@@ -9,12 +9,17 @@
 //! indexed with, and the named-member rule reads coordinates, whose `.`, `(` and `@` are not
 //! word characters; the model reads it with its own tokenizer.)
 
-/// A question's runs of word characters.
+use std::cell::OnceCell;
+
+/// A question's runs of word characters, and each reading of them made once, when first
+/// asked for (intent and the phrases read the same text several times).
 #[derive(Debug, Clone)]
 pub struct Words<'q> {
     text: &'q str,
     /// Byte ranges of the runs, in order.
     runs: Vec<(usize, usize)>,
+    letters: OnceCell<Vec<String>>,
+    alphanumeric: OnceCell<Vec<String>>,
 }
 
 fn word_char(c: char) -> bool {
@@ -38,7 +43,12 @@ impl<'q> Words<'q> {
         if let Some(s) = start {
             runs.push((s, text.len()));
         }
-        Words { text, runs }
+        Words {
+            text,
+            runs,
+            letters: OnceCell::new(),
+            alphanumeric: OnceCell::new(),
+        }
     }
 
     pub fn text(&self) -> &'q str {
@@ -63,13 +73,15 @@ impl<'q> Words<'q> {
     }
 
     /// The words of a sentence, lowercased: letters and apostrophes (digits split them).
-    pub fn letters(&self) -> Vec<String> {
-        self.lowercase(|c| c.is_alphabetic() || c == '\'')
+    pub fn letters(&self) -> &[String] {
+        self.letters
+            .get_or_init(|| self.lowercase(|c| c.is_alphabetic() || c == '\''))
     }
 
     /// Letters, digits and apostrophes, lowercased: the words of a phrase (`top10`).
-    pub fn alphanumeric(&self) -> Vec<String> {
-        self.lowercase(|c| c.is_alphanumeric() || c == '\'')
+    pub fn alphanumeric(&self) -> &[String] {
+        self.alphanumeric
+            .get_or_init(|| self.lowercase(|c| c.is_alphanumeric() || c == '\''))
     }
 
     /// ASCII letters, digits and `_`, as written, with their byte offsets: so a part of

@@ -43,7 +43,7 @@ pub(crate) fn rerank(
 ) {
     let catalog = &generation.catalog;
     let documents = generation.documents();
-    for stage in params.stages.iter().filter(|s| s.reranks()) {
+    for stage in &params.stages {
         match stage {
             Stage::Thin => stages::demote_unnamed_thin(
                 catalog,
@@ -73,27 +73,27 @@ pub(crate) fn rerank(
                 let (Some(owner), Some(vector)) = (&analysis.owner, embedded.owner) else {
                     continue;
                 };
-                stages::add_owner_evidence(catalog, ranked, owner.listed, params, |ty| {
-                    generation.similarity(ty, &vector.vector)
-                });
+                stages::add_owner_evidence(
+                    catalog,
+                    ranked,
+                    owner.listed,
+                    params,
+                    like(generation, vector),
+                );
                 span.record("owner_matched", true);
             }
             Stage::Answer => {
                 let Some(vector) = embedded.answer else {
                     continue;
                 };
-                stages::add_answer_evidence(catalog, ranked, params, |ty| {
-                    generation.similarity(ty, &vector.vector)
-                });
+                stages::add_answer_evidence(catalog, ranked, params, like(generation, vector));
                 span.record("answer_matched", true);
             }
             Stage::Verb => {
                 let Some(vector) = embedded.verb else {
                     continue;
                 };
-                stages::add_verb_evidence(catalog, ranked, params, |m| {
-                    generation.similarity(m, &vector.vector)
-                });
+                stages::add_verb_evidence(catalog, ranked, params, like(generation, vector));
                 span.record("verb_matched", true);
             }
             Stage::Path => stages::add_path_evidence(catalog, ranked, visibility, params),
@@ -104,6 +104,7 @@ pub(crate) fn rerank(
                 let named = stages::named_members(catalog, analysis.asked, visibility, ranked);
                 stages::put_named_first(ranked, &named);
             }
+            // Applied where the search reads the question, gathers candidates and fuses.
             Stage::Spelling
             | Stage::Intent
             | Stage::ActionCandidates
@@ -113,4 +114,12 @@ pub(crate) fn rerank(
             | Stage::Action => {}
         }
     }
+}
+
+/// A member's (or its type's) likeness to one of the question's phrases.
+fn like<'a>(
+    generation: &'a Generation,
+    phrase: &'a Embedding,
+) -> impl Fn(MemberId) -> Option<f32> + 'a {
+    move |member| generation.similarity(member, &phrase.vector)
 }

@@ -77,21 +77,6 @@ impl Stage {
         Stage::Named,
     ];
 
-    /// The stages that re-order the fused list, in whatever order [`Params::stages`] gives.
-    pub fn reranks(self) -> bool {
-        matches!(
-            self,
-            Stage::Thin
-                | Stage::Tokens
-                | Stage::Owner
-                | Stage::Answer
-                | Stage::Verb
-                | Stage::Path
-                | Stage::Deprecation
-                | Stage::Named
-        )
-    }
-
     /// The name `stages` lists it by.
     pub fn name(self) -> &'static str {
         match self {
