@@ -32,6 +32,70 @@ pub struct Config {
     pub index: Index,
     /// How `__search` cursors are signed.
     pub cursors: Cursors,
+    /// The MCP endpoint: `search`, `introspect`, `validate` and `execute` tools for agents,
+    /// under the same tenant contracts, introspection setting and limits as `__search`.
+    pub mcp: Mcp,
+}
+
+/// The MCP endpoint (streamable HTTP, stateless: any replica answers any call).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Mcp {
+    /// Serve it.
+    pub enabled: bool,
+    /// Its path.
+    pub path: String,
+    /// The address it listens on. Set it to `supergraph.listen` to share the router's port
+    /// (the default is the router's default address); another address opens a listener of
+    /// its own.
+    pub listen: std::net::SocketAddr,
+    /// Where `execute` sends operations: the router's own GraphQL endpoint, so that its
+    /// authentication, limits, telemetry and coprocessors apply. Default: `http://` +
+    /// `listen` (its loopback address when `listen` is unspecified, `0.0.0.0`) + `/`.
+    pub graphql_url: Option<String>,
+    /// Let `execute` run mutations. Subscriptions are always refused.
+    pub allow_mutations: bool,
+    /// `Host` header values accepted, with or without a port (DNS rebinding protection).
+    /// Default: the loopback names; list the names clients reach the router by.
+    pub allowed_hosts: Vec<String>,
+    /// Largest request body, in bytes; a larger one is answered `413`.
+    pub max_request_bytes: usize,
+    /// Longest an `execute` call waits for the router's answer, e.g. `30s`.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub execute_timeout: Duration,
+}
+
+impl Default for Mcp {
+    fn default() -> Self {
+        Mcp {
+            enabled: false,
+            path: "/mcp".into(),
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 4000)),
+            graphql_url: None,
+            allow_mutations: false,
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            max_request_bytes: 2 * 1024 * 1024,
+            execute_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Mcp {
+    /// The URL `execute` posts to.
+    pub fn graphql_url(&self) -> String {
+        if let Some(url) = &self.graphql_url {
+            return url.clone();
+        }
+        let mut address = self.listen;
+        if address.ip().is_unspecified() {
+            address.set_ip(match address {
+                std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        format!("http://{address}/")
+    }
 }
 
 /// `__search` cursors.
@@ -58,6 +122,7 @@ impl Default for Config {
             limits: Limits::default(),
             index: Index::default(),
             cursors: Cursors::default(),
+            mcp: Mcp::default(),
         }
     }
 }
@@ -509,6 +574,7 @@ impl Config {
                 return Err(invalid("index.model.dimension", "must be at least 1"));
             }
         }
+        self.check_mcp()?;
         let Some(tenants) = &self.tenants else {
             return Ok(());
         };
@@ -590,6 +656,30 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    fn check_mcp(&self) -> Result<(), ConfigError> {
+        let mcp = &self.mcp;
+        if !mcp.path.starts_with('/') || mcp.path.contains(['?', '#', '*', ':']) {
+            return Err(invalid(
+                "mcp.path",
+                format!("`{}` must be a plain path starting with `/`", mcp.path),
+            ));
+        }
+        if mcp.max_request_bytes < 1024 {
+            return Err(invalid("mcp.max_request_bytes", "must be at least 1024"));
+        }
+        if mcp.execute_timeout.is_zero() {
+            return Err(invalid("mcp.execute_timeout", "must be longer than 0"));
+        }
+        let url = mcp.graphql_url();
+        match reqwest::Url::parse(&url) {
+            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => Ok(()),
+            _ => Err(invalid(
+                "mcp.graphql_url",
+                format!("`{url}` is not an http(s) URL"),
+            )),
+        }
     }
 
     /// The engine settings these keys describe.

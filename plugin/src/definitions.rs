@@ -33,7 +33,7 @@ impl Scope {
 
     /// Whether the tenant sees the member at `coordinate`. What the catalog does not list
     /// (the introspection types themselves) is always visible.
-    fn visible(&self, coordinate: &str) -> bool {
+    pub fn visible(&self, coordinate: &str) -> bool {
         self.catalog
             .get(coordinate)
             .is_none_or(|member| self.visibility.allows(member.id))

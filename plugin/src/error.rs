@@ -39,6 +39,16 @@ pub enum Code {
     Overloaded,
     /// The tenant's quota is spent for now (`extensions.retryAfterMs` says for how long).
     RateLimited,
+    /// An MCP tool call's arguments do not match its input schema.
+    InvalidToolArguments,
+    /// An MCP call names no tool of this server.
+    UnknownTool,
+    /// The MCP `execute` tool runs no mutation unless `mcp.allow_mutations` says so.
+    MutationRefused,
+    /// The MCP `execute` tool runs no subscription.
+    SubscriptionRefused,
+    /// The router's GraphQL endpoint could not be reached from the MCP `execute` tool.
+    Unreachable,
     /// The rest of a mixed operation could not be merged (a streamed or non-JSON answer).
     UnsupportedResponse,
     Internal,
@@ -74,6 +84,11 @@ impl Code {
             Code::RateLimited => "SEARCH_RATE_LIMITED",
             Code::Overloaded => "SEARCH_OVERLOADED",
             Code::UnsupportedResponse => "UNSUPPORTED_RESPONSE",
+            Code::InvalidToolArguments => "MCP_INVALID_ARGUMENTS",
+            Code::UnknownTool => "MCP_UNKNOWN_TOOL",
+            Code::MutationRefused => "MCP_MUTATION_REFUSED",
+            Code::SubscriptionRefused => "MCP_SUBSCRIPTION_REFUSED",
+            Code::Unreachable => "MCP_ROUTER_UNREACHABLE",
             Code::Internal => "INTERNAL_SERVER_ERROR",
         }
     }

@@ -7,7 +7,8 @@
 //! ([`runtime`]), which indexes it in the background -> per request ([`service`]): HTTP ->
 //! GraphQL requests ([`request`]) -> the tenant ([`tenant`]) and what its contract lets it run
 //! and introspect ([`gate`]) -> a checked, split operation ([`operation`]) -> answers
-//! ([`answer`], [`definitions`]) merged with the router's.
+//! ([`answer`], [`definitions`]) merged with the router's. The [`mcp`] endpoint's tools take
+//! the same path for `search` and `introspect`.
 //! Spans and [`metrics`] leave through the router's telemetry.
 
 pub mod answer;
@@ -15,6 +16,7 @@ pub mod config;
 pub mod definitions;
 pub mod error;
 pub mod gate;
+pub mod mcp;
 pub mod metrics;
 pub mod operation;
 pub mod quota;
@@ -23,18 +25,20 @@ pub mod runtime;
 pub mod service;
 pub mod tenant;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use apollo_router::layers::ServiceBuilderExt;
 use apollo_router::plugin::{Plugin, PluginInit};
 use apollo_router::register_plugin;
 use apollo_router::services::router;
+use apollo_router::{Endpoint, ListenAddr};
+use multimap::MultiMap;
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 use wayfinder_supergraph::{Catalog, CatalogError, CatalogOptions};
 
 pub use config::Config;
 use runtime::RuntimeError;
-use service::{Instance, InstanceError};
+use service::{Inner, Instance, InstanceError};
 
 /// Why the plugin cannot be built for a supergraph; the router stays on its previous pipeline.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +54,9 @@ pub enum StartError {
 /// The plugin; `None` inside when `enabled: false`.
 pub struct Search {
     instance: Option<Arc<Instance>>,
+    /// The rest of this pipeline, once the router built it (the MCP tools call through it).
+    inner: Arc<OnceLock<Inner>>,
+    mcp: Option<mcp::Server>,
 }
 
 #[async_trait::async_trait]
@@ -60,7 +67,11 @@ impl Plugin for Search {
         let config = init.config;
         config.check()?;
         if !config.enabled {
-            return Ok(Search { instance: None });
+            return Ok(Search {
+                instance: None,
+                inner: Arc::default(),
+                mcp: None,
+            });
         }
         let sdl = Arc::clone(&init.supergraph_sdl);
         // Cataloguing, contracts and the lexical index take a fraction of a second for large
@@ -82,8 +93,18 @@ impl Plugin for Search {
         })
         .await??;
         metrics::register_gauges();
+        let instance = Arc::new(instance);
+        let inner = Arc::default();
+        let mcp = instance
+            .config
+            .mcp
+            .enabled
+            .then(|| mcp::Server::new(Arc::clone(&instance), Arc::clone(&inner)))
+            .transpose()?;
         Ok(Search {
-            instance: Some(Arc::new(instance)),
+            instance: Some(instance),
+            inner,
+            mcp,
         })
     }
 
@@ -93,11 +114,22 @@ impl Plugin for Search {
         };
         let instance = Arc::clone(instance);
         let inner = ServiceBuilder::new().buffered().service(service);
+        // The router builds one pipeline per plugin instance.
+        let _ = self.inner.set(inner.clone());
         ServiceBuilder::new()
             .service_fn(move |request: router::Request| {
                 Arc::clone(&instance).handle(request, inner.clone())
             })
             .boxed()
+    }
+
+    fn web_endpoints(&self) -> MultiMap<ListenAddr, Endpoint> {
+        let mut endpoints = MultiMap::new();
+        if let Some(mcp) = &self.mcp {
+            let (listen, endpoint) = mcp.endpoint();
+            endpoints.insert(listen, endpoint);
+        }
+        endpoints
     }
 }
 

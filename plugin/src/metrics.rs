@@ -5,6 +5,8 @@
 //!   `mode` (`hybrid`, `partial`: some shards still without vectors, `lexical`).
 //! - `wayfinder.search.overloaded` (counter): searches that found no search thread in time, by
 //!   `tenant` and `action` (`lexical`: answered without the model; `refused`).
+//! - `wayfinder.mcp.calls` (counter): MCP tool calls, by `tool`, `tenant` and `outcome` (`ok`
+//!   or `error`; the `wayfinder.mcp.call` span has the error's code).
 //! - `wayfinder.index.generation`: the generation answering searches.
 //! - `wayfinder.index.documents` (by `mode`): documents in that generation.
 //! - `wayfinder.index.texts_pending`: texts the indexing run under way still has to embed.
@@ -45,6 +47,7 @@ pub struct Metrics(Arc<Instruments>);
 struct Instruments {
     search_duration: OnceLock<Histogram<f64>>,
     overloaded: OnceLock<Counter<u64>>,
+    mcp_calls: OnceLock<Counter<u64>>,
     gauges_registered_live: AtomicBool,
 }
 
@@ -80,6 +83,24 @@ impl Metrics {
             &[
                 KeyValue::new("tenant", tenant.to_string()),
                 KeyValue::new("action", action),
+            ],
+        );
+    }
+
+    /// Counts one MCP tool call.
+    pub fn record_mcp_call(&self, tool: &'static str, tenant: &str, outcome: &'static str) {
+        let counter = self.0.mcp_calls.get_or_init(|| {
+            meter()
+                .u64_counter("wayfinder.mcp.calls")
+                .with_description("MCP tool calls, by tool and outcome")
+                .build()
+        });
+        counter.add(
+            1,
+            &[
+                KeyValue::new("tool", tool),
+                KeyValue::new("tenant", tenant.to_string()),
+                KeyValue::new("outcome", outcome),
             ],
         );
     }

@@ -73,6 +73,17 @@ pub struct Instance {
     introspecting: tokio::sync::Semaphore,
 }
 
+/// One tenant's view of the API.
+pub struct View {
+    /// `None` without `tenants`.
+    pub tenant: Option<String>,
+    /// What its operations are validated against: its contract's API schema with the new
+    /// fields (the whole API's unless the contract is enforced beyond search).
+    pub schema: Arc<SemanticSchema>,
+    /// What its contract lets it see.
+    pub scope: Scope,
+}
+
 /// What to do with one GraphQL request.
 enum Outcome {
     Answered(Reply),
@@ -632,16 +643,7 @@ impl Instance {
         let engine = Arc::clone(&self.engine);
         let limits = self.config.limits.clone();
         let filter = (!tenant.filter.is_unfiltered()).then(|| tenant.filter.clone());
-        let definitions = Scope {
-            catalog: Arc::clone(&self.catalog),
-            visibility: Visibility::of(
-                tenant
-                    .name
-                    .as_ref()
-                    .and_then(|name| self.contracts.get(name))
-                    .cloned(),
-            ),
-        };
+        let definitions = self.scope(tenant.name.as_deref());
         let tenant = tenant.name.clone().unwrap_or_default();
         let metrics = self.metrics.clone();
         let span = tracing::Span::current();
@@ -734,6 +736,56 @@ impl Instance {
             inner.clone(),
         )
         .await
+    }
+
+    /// What the tenant named `tenant` sees.
+    fn scope(&self, tenant: Option<&str>) -> Scope {
+        Scope {
+            catalog: Arc::clone(&self.catalog),
+            visibility: Visibility::of(tenant.and_then(|name| self.contracts.get(name)).cloned()),
+        }
+    }
+
+    /// The tenant a request with `headers` acts for, and what it sees (for the MCP tools).
+    pub fn view(&self, headers: &http::HeaderMap) -> Result<View, RequestError> {
+        let tenant = match &self.tenants {
+            None => None,
+            Some(tenants) => tenants.resolve(headers)?.name,
+        };
+        let gate = tenant.as_ref().and_then(|name| self.gates.get(name));
+        Ok(View {
+            schema: Arc::clone(gate.map_or(&self.schema, |gate| &gate.semantic)),
+            scope: self.scope(tenant.as_deref()),
+            tenant,
+        })
+    }
+
+    /// The body answering `graphql`, an operation of `__search` or `__definitions` alone, as
+    /// a GraphQL request with `parts`' headers is answered: the same tenant, contract,
+    /// introspection setting, limits and quota.
+    pub async fn answer_own(
+        &self,
+        graphql: GraphqlRequest,
+        parts: &http::request::Parts,
+        inner: &Inner,
+    ) -> Value {
+        let gate = match self.gate(&parts.headers) {
+            Ok(gate) => gate,
+            Err(error) => return Reply::error(&error).body,
+        };
+        match self
+            .reply(graphql, parts, &Context::new(), inner, gate.as_ref())
+            .await
+        {
+            Outcome::Answered(reply) => reply.body,
+            Outcome::PassThrough(..) => {
+                Reply::error(&RequestError::new(
+                    Code::Internal,
+                    "the operation uses neither __search nor __definitions",
+                ))
+                .body
+            }
+        }
     }
 
     async fn introspection_allowed(&self, inner: &Inner) -> bool {
