@@ -197,7 +197,9 @@ async fn spans_and_metrics_reach_an_otlp_receiver() {
         batch_processor:
           scheduled_delay: 500ms"
     );
-    let tenants = "tenants:\n  contracts:\n    staff: {}\n    public: { exclude_tags: [internal] }";
+    let tenants =
+        "tenants:\n  contracts:\n    staff: {}\n    public: { exclude_tags: [internal] }\n\
+                   mcp:\n  enabled: true\n  listen: 127.0.0.1:{port}";
     // An empty local cache and a shared store: the run asks Redis and writes to it.
     let redis = RedisServer::start();
     let cache = tempfile::tempdir().unwrap();
@@ -249,8 +251,25 @@ async fn spans_and_metrics_reach_an_otlp_receiver() {
         answer.body
     );
 
+    // An MCP call that succeeds and one that fails, each a span with its tool, tenant and
+    // outcome.
+    let staff = [("x-wayfinder-tenant", "staff")];
+    let mcp = router
+        .mcp_call(
+            "search",
+            json!({ "query": "books a customer ordered" }),
+            &staff,
+        )
+        .await;
+    assert!(!support::mcp_text(&mcp).0, "{mcp}");
+    let mcp = router
+        .mcp_call("search", json!({ "query": "books", "first": 0 }), &staff)
+        .await;
+    assert_eq!(support::mcp_code(&mcp), "SEARCH_FIRST_OUT_OF_RANGE");
+
     let spans = eventually(&router, &received, "the search spans", |spans, _| {
         (!named(spans, "wayfinder.merge").is_empty()
+            && named(spans, "wayfinder.mcp.call").len() == 2
             && !named(spans, "wayfinder.request").is_empty())
         .then(|| spans.to_vec())
     })
@@ -260,6 +279,21 @@ async fn spans_and_metrics_reach_an_otlp_receiver() {
         "the router's start-up trace is not held open by indexing"
     );
     let request = named(&spans, "wayfinder.request")[0];
+    let outcomes: BTreeSet<(String, String, String)> = named(&spans, "wayfinder.mcp.call")
+        .iter()
+        .map(|span| {
+            let attribute = |key: &str| span.attributes.get(key).cloned().unwrap_or_default();
+            (attribute("tool"), attribute("tenant"), attribute("outcome"))
+        })
+        .collect();
+    let expected = ["ok", "SEARCH_FIRST_OUT_OF_RANGE"].map(|outcome| {
+        (
+            "search".to_string(),
+            "staff".to_string(),
+            outcome.to_string(),
+        )
+    });
+    assert_eq!(outcomes, BTreeSet::from(expected));
     assert_eq!(request.attributes["tenant"], "staff");
     assert_eq!(request.attributes["hits"], "3");
     assert_eq!(request.attributes["lexical_only"], "false");
@@ -326,7 +360,16 @@ async fn spans_and_metrics_reach_an_otlp_receiver() {
             && points
                 .iter()
                 .any(|p| p.metric == "wayfinder.cache.redis.errors" && p.value == 0.0);
-        (duration && documents && gauges && redis).then_some(())
+        let mcp = ["ok", "error"].iter().all(|outcome| {
+            points.iter().any(|p| {
+                p.metric == "wayfinder.mcp.calls"
+                    && p.attributes.get("tool").map(String::as_str) == Some("search")
+                    && p.attributes.get("tenant").map(String::as_str) == Some("staff")
+                    && p.attributes.get("outcome").map(String::as_str) == Some(outcome)
+                    && p.value == 1.0
+            })
+        });
+        (duration && documents && gauges && redis && mcp).then_some(())
     })
     .await;
 }

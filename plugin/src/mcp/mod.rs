@@ -46,6 +46,11 @@ pub struct Server {
     tools: Arc<[rmcp::model::Tool]>,
 }
 
+/// The span of the HTTP request a tool call came in, which the SDK hands to the handler
+/// with the request's parts.
+#[derive(Clone)]
+struct RequestSpan(tracing::Span);
+
 /// What a tool call acts with: who calls, and what it sees.
 pub struct Caller<'a> {
     pub instance: &'a Instance,
@@ -145,11 +150,24 @@ impl Server {
             Arc::new(NeverSessionManager::default()),
             config,
         );
+        let path = mcp.path.clone();
         let handler = tower::service_fn(move |request: router::Request| {
             let service = service.clone();
+            // The router's sampler starts traces only at spans it knows by name: this request's
+            // root takes the name of its HTTP request span, and each tool call is a child.
+            let root = tracing::info_span!(
+                "request",
+                "otel.kind" = "SERVER",
+                "http.request.method" = %request.router_request.method(),
+                "http.route" = %path,
+            );
+            let mut http_request = request.router_request;
+            http_request
+                .extensions_mut()
+                .insert(RequestSpan(root.clone()));
             async move {
                 let context = request.context;
-                let response = match service.oneshot(request.router_request).await {
+                let response = match service.oneshot(http_request).instrument(root).await {
                     Ok(response) => response,
                     Err(never) => match never {},
                 };
@@ -226,7 +244,17 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let tool = Tool::named(&request.name);
+        let no_parts;
+        let parts = match context.extensions.get::<http::request::Parts>() {
+            Some(parts) => parts,
+            None => {
+                no_parts = http::Request::new(()).into_parts().0;
+                &no_parts
+            }
+        };
+        let parent = parts.extensions.get::<RequestSpan>().and_then(|s| s.0.id());
         let span = tracing::info_span!(
+            parent: parent,
             "wayfinder.mcp.call",
             tool = tool.map_or("unknown", Tool::name),
             tenant = tracing::field::Empty,
@@ -243,14 +271,6 @@ impl ServerHandler for Server {
                 ),
                 Some(serde_json::json!({ "code": code })),
             ));
-        };
-        let no_parts;
-        let parts = match context.extensions.get::<http::request::Parts>() {
-            Some(parts) => parts,
-            None => {
-                no_parts = http::Request::new(()).into_parts().0;
-                &no_parts
-            }
         };
         let mut tenant = None;
         let outcome = self

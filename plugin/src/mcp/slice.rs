@@ -129,9 +129,7 @@ impl<'a> Slice<'a> {
                 self.visible_arguments(&owner, definition)
                     .map(|a| a.ty.inner_named_type().clone()),
             );
-            for name in referenced {
-                self.whole(&name, false, HIT_TYPE_FIELDS, 0);
-            }
+            self.referenced(referenced, false, HIT_TYPE_FIELDS, 0);
         }
     }
 
@@ -180,9 +178,7 @@ impl<'a> Slice<'a> {
         let field = definition.name.clone();
         self.types.entry(owner).or_default().fields.insert(field);
         if depth > 0 {
-            for name in referenced {
-                self.whole(&name, true, usize::MAX, depth - 1);
-            }
+            self.referenced(referenced, true, usize::MAX, depth - 1);
         }
     }
 
@@ -198,9 +194,7 @@ impl<'a> Slice<'a> {
                 .iter()
                 .map(|argument| argument.ty.inner_named_type().clone())
                 .collect();
-            for name in referenced {
-                self.whole(&name, true, usize::MAX, depth - 1);
-            }
+            self.referenced(referenced, true, usize::MAX, depth - 1);
         }
     }
 
@@ -211,7 +205,7 @@ impl<'a> Slice<'a> {
         let Some(ty) = schema.types.get(name) else {
             return;
         };
-        if ty.is_built_in() || !self.scope.visible(name) {
+        if !self.scope.visible(name) {
             return;
         }
         let name = ty.name().clone();
@@ -239,8 +233,17 @@ impl<'a> Slice<'a> {
                 .collect(),
             _ => Vec::new(),
         };
-        for referenced in referenced {
-            self.whole(&referenced, described, limit, depth - 1);
+        self.referenced(referenced, described, limit, depth - 1);
+    }
+
+    /// Adds the types named in `names` as [`Slice::whole`] does, but for the built-in scalars,
+    /// which every reader knows.
+    fn referenced(&mut self, names: Vec<Name>, described: bool, limit: usize, depth: usize) {
+        let schema = self.scope.catalog.api_schema();
+        for name in names {
+            if !schema.types.get(&name).is_some_and(|ty| ty.is_built_in()) {
+                self.whole(&name, described, limit, depth);
+            }
         }
     }
 
@@ -493,5 +496,168 @@ fn description(out: &mut String, indent: &str, text: Option<&str>) {
     };
     if let Ok(quoted) = serde_json::to_string(text) {
         let _ = writeln!(out, "{indent}{quoted}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
+    use wayfinder_workers::index::visibility::Visibility;
+
+    use super::*;
+
+    fn scope(path: &str, exclude: Option<&str>) -> Scope {
+        let catalog = Arc::new(
+            Catalog::from_file(&wayfinder_tests::repo_path(path), CatalogOptions::default())
+                .expect("catalogs the supergraph"),
+        );
+        let contract = exclude.map(|tag| {
+            Arc::new(catalog.contract(&ContractFilter {
+                include_tags: Default::default(),
+                exclude_tags: [tag.to_string()].into(),
+            }))
+        });
+        Scope {
+            catalog,
+            visibility: Visibility::of(contract),
+        }
+    }
+
+    /// Every coordinate an SDL text defines.
+    fn coordinates_in(document: &apollo_compiler::ast::Document) -> Vec<String> {
+        use apollo_compiler::ast::Definition;
+        let mut found = Vec::new();
+        for definition in &document.definitions {
+            let Some(name) = definition.name() else {
+                continue;
+            };
+            found.push(name.to_string());
+            let fields = match definition {
+                Definition::ObjectTypeDefinition(object) => object.fields.clone(),
+                Definition::InterfaceTypeDefinition(interface) => interface.fields.clone(),
+                _ => Vec::new(),
+            };
+            for field in fields {
+                found.push(format!("{name}.{}", field.name));
+                for argument in &field.arguments {
+                    found.push(format!("{name}.{}({}:)", field.name, argument.name));
+                }
+            }
+            match definition {
+                Definition::EnumTypeDefinition(enumeration) => found.extend(
+                    enumeration
+                        .values
+                        .iter()
+                        .map(|v| format!("{name}.{}", v.value)),
+                ),
+                Definition::InputObjectTypeDefinition(input) => {
+                    found.extend(input.fields.iter().map(|f| format!("{name}.{}", f.name)))
+                }
+                Definition::UnionTypeDefinition(union) => {
+                    found.extend(union.members.iter().map(|m| m.to_string()))
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn every_slice_parses_as_sdl_and_shows_nothing_the_contract_hides() {
+        let public = scope("examples/bookshop/supergraph.graphql", Some("internal"));
+        let hidden = |coordinate: &str| {
+            public.catalog.get(coordinate).is_some() && public.member(coordinate).is_none()
+        };
+        assert!(hidden("Book.costCents"));
+        for member in public.catalog.members() {
+            for depth in 0..=MAX_TEST_DEPTH {
+                let mut slice = Slice::new(&public);
+                let seen = slice.member(&member.coordinate, depth);
+                assert_eq!(seen, public.member(&member.coordinate).is_some());
+                slice.hit(&member.coordinate, &[]);
+                let sdl = slice.sdl();
+                assert_eq!(sdl.is_empty(), !seen, "{}:\n{sdl}", member.coordinate);
+                if !seen {
+                    continue;
+                }
+                let document = apollo_compiler::ast::Document::parse(&sdl, "slice.graphql")
+                    .unwrap_or_else(|e| {
+                        panic!(
+                            "{} at depth {depth}: {}\n{sdl}",
+                            member.coordinate, e.errors
+                        )
+                    });
+                for shown in coordinates_in(&document) {
+                    assert!(
+                        !hidden(&shown),
+                        "{} shows {shown}:\n{sdl}",
+                        member.coordinate
+                    );
+                }
+            }
+        }
+    }
+
+    const MAX_TEST_DEPTH: usize = 2;
+
+    #[test]
+    fn a_hit_shows_its_path_its_arguments_and_the_type_it_returns() {
+        let all = scope("examples/bookshop/supergraph.graphql", None);
+        let mut slice = Slice::new(&all);
+        slice.hit(
+            "Customer.orders",
+            &["Query.me".to_string(), "Customer.orders".to_string()],
+        );
+        let sdl = slice.sdl();
+        for expected in [
+            "type Query {\n  \"The customer signed in with this request.\"\n  me: Customer\n}",
+            "\"Orders placed by this customer, newest first.\"\n  orders: [Order!]!",
+            "type Order {",
+            "totalCents: Int!",
+        ] {
+            assert!(sdl.contains(expected), "{expected}\n---\n{sdl}");
+        }
+        // A hit's return type is listed as signatures, without descriptions.
+        assert!(!sdl.contains("A purchase by one customer."), "{sdl}");
+    }
+
+    #[test]
+    fn a_large_return_type_is_cut_to_its_leaves_with_a_pointer_to_the_rest() {
+        let github = scope_of_schema("monolithic/github/schema.graphql");
+        let mut slice = Slice::new(&github);
+        slice.hit("Query.repository", &["Query.repository".to_string()]);
+        let sdl = slice.sdl();
+        let repository = sdl
+            .split("\n\n")
+            .find(|block| block.starts_with("type Repository"))
+            .unwrap_or_else(|| panic!("{sdl}"));
+        assert!(
+            repository.contains("more fields: introspect Repository"),
+            "{repository}"
+        );
+        assert_eq!(
+            repository
+                .lines()
+                .filter(|l| l.starts_with("  ") && !l.starts_with("  #"))
+                .count(),
+            HIT_TYPE_FIELDS,
+            "{repository}"
+        );
+    }
+
+    fn scope_of_schema(path: &str) -> Scope {
+        let catalog = Arc::new(
+            Catalog::from_file(
+                &wayfinder_tests::schema_path(path),
+                CatalogOptions::default(),
+            )
+            .expect("catalogs the schema"),
+        );
+        Scope {
+            catalog,
+            visibility: Visibility::of(None),
+        }
     }
 }

@@ -88,7 +88,9 @@ impl Router {
             let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wayfinder-cache");
             format!("      cache_dir: {}\n", cache.display())
         };
-        let plugin = indent(plugin, 4);
+        // `{port}` in either section stands for the router's port.
+        let plugin = indent(&plugin.replace("{port}", &port.to_string()), 4);
+        let extra = extra.replace("{port}", &port.to_string());
         let index = indent(index, 6);
         let config = format!(
             "supergraph:\n  listen: 127.0.0.1:{port}\n  introspection: true\n\
@@ -213,6 +215,58 @@ impl Router {
             .await
             .expect("a response")
     }
+}
+
+impl Router {
+    /// One MCP `tools/call` of `tool` with `arguments` to the endpoint at `/mcp`, as raw
+    /// JSON-RPC (the endpoint is stateless: no handshake first): the JSON-RPC response.
+    pub async fn mcp_call(&self, tool: &str, arguments: Value, headers: &[(&str, &str)]) -> Value {
+        let mut request = self
+            .client
+            .post(format!("{}mcp", self.url))
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .json(&json!({
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": { "name": tool, "arguments": arguments },
+            }));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("MCP POST failed: {e}\n{}", self.log()));
+        let status = response.status();
+        let text = response.text().await.expect("an MCP answer");
+        assert!(status.is_success(), "MCP answered {status}: {text}");
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    }
+}
+
+/// An MCP tool result's text and whether it is an error.
+pub fn mcp_text(response: &Value) -> (bool, String) {
+    let result = &response["result"];
+    (
+        result["isError"].as_bool().unwrap_or(false),
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
+/// The code of a failed MCP tool call (`extensions.code` of its first error).
+pub fn mcp_code(response: &Value) -> String {
+    let (error, text) = mcp_text(response);
+    assert!(error, "expected a tool error, got {response}");
+    let errors: Value = serde_json::from_str(&text).expect("errors as JSON");
+    errors["errors"][0]["extensions"]["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 async fn read(response: reqwest::Response) -> Result<Response, reqwest::Error> {

@@ -1,0 +1,182 @@
+//! The MCP endpoint through the real `wayfinder-router` on the example supergraph, spoken to
+//! by the official MCP Python SDK (`tests/mcp/client.py`, in the venv `scripts/setup` makes)
+//! over streamable HTTP: the tools, what each answers, the `public` tenant's contract through
+//! every tool, bad input, and a second replica answering without the first one's session.
+//! Policies the SDK adds nothing to (introspection setting, tenant required, quota) are checked
+//! with raw JSON-RPC.
+
+mod support;
+
+use std::process::Command;
+
+use serde_json::json;
+use support::{mcp_code, mcp_text, Router, EXAMPLE_MOCKS};
+use wayfinder_tests::{repo_path, wayfinder_home};
+
+const PLUGIN: &str = "\
+tenants:
+  default: public
+  contracts:
+    public: { exclude_tags: [internal] }
+    staff: {}
+mcp:
+  enabled: true
+  listen: 127.0.0.1:{port}";
+
+/// Runs `tests/mcp/client.py CHECK URLS...` (as `tenant`) and fails with its output unless
+/// every assertion held.
+fn sdk_check(check: &str, urls: &[&str], tenant: Option<&str>) {
+    let python = wayfinder_home().join("mcp-venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup",
+        python.display()
+    );
+    let mut command = Command::new(&python);
+    command.arg(repo_path("tests/mcp/client.py"));
+    if let Some(tenant) = tenant {
+        command.args(["--tenant", tenant]);
+    }
+    let output = command
+        .arg(check)
+        .args(urls)
+        .output()
+        .expect("runs the MCP client");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success(),
+        "MCP client check `{check}` failed:\n{printed}"
+    );
+    assert!(printed.contains("\npassed: "), "{printed}");
+}
+
+#[tokio::test]
+async fn the_python_sdk_uses_every_tool_within_the_tenant_contract() {
+    let example = support::example_supergraph();
+    let first = Router::start(&example, PLUGIN, EXAMPLE_MOCKS).await;
+    let url = format!("{}mcp", first.url);
+    sdk_check("all", &[&url], None);
+    sdk_check("contract", &[&url], Some("public"));
+    sdk_check("contract-staff", &[&url], Some("staff"));
+
+    let second = Router::start(&example, PLUGIN, EXAMPLE_MOCKS).await;
+    let second_url = format!("{}mcp", second.url);
+    sdk_check("replica", &[&url, &second_url], None);
+    for router in [&first, &second] {
+        assert!(!router.log().contains("panicked"), "{}", router.log());
+    }
+}
+
+#[tokio::test]
+async fn search_and_introspect_follow_the_introspection_setting_tenants_and_quota() {
+    let plugin = "\
+introspection: false
+tenants:
+  contracts:
+    public: { exclude_tags: [internal] }
+    staff: {}
+mcp:
+  enabled: true
+  listen: 127.0.0.1:{port}";
+    let router = Router::start(&support::example_supergraph(), plugin, EXAMPLE_MOCKS).await;
+    let staff = [("x-wayfinder-tenant", "staff")];
+    let search = json!({ "query": "books a customer ordered" });
+
+    // No tenant and no default: the code `__search` answers with, for every tool.
+    for (tool, arguments) in [
+        ("search", search.clone()),
+        ("validate", json!({ "operation": "{ me { id } }" })),
+        ("execute", json!({ "query": "{ me { id } }" })),
+    ] {
+        let answer = router.mcp_call(tool, arguments, &[]).await;
+        assert_eq!(mcp_code(&answer), "TENANT_REQUIRED", "{tool}: {answer}");
+    }
+    // Introspection is off: search and introspect are too; validate and execute are not.
+    let answer = router.mcp_call("search", search.clone(), &staff).await;
+    assert_eq!(mcp_code(&answer), "INTROSPECTION_DISABLED", "{answer}");
+    let answer = router
+        .mcp_call("introspect", json!({ "coordinates": ["Customer"] }), &staff)
+        .await;
+    assert_eq!(mcp_code(&answer), "INTROSPECTION_DISABLED", "{answer}");
+    let answer = router
+        .mcp_call("validate", json!({ "operation": "{ me { id } }" }), &staff)
+        .await;
+    assert_eq!(mcp_text(&answer), (false, "valid".to_string()), "{answer}");
+    let answer = router
+        .mcp_call(
+            "execute",
+            json!({ "query": "{ me { displayName } }" }),
+            &staff,
+        )
+        .await;
+    let (error, text) = mcp_text(&answer);
+    assert!(!error && text.contains("Ada"), "{answer}");
+
+    // Out-of-range arguments are the tools' errors, with our codes.
+    for (tool, arguments, code) in [
+        (
+            "introspect",
+            json!({ "coordinates": ["Customer"], "depth": 9 }),
+            "MCP_INVALID_ARGUMENTS",
+        ),
+        (
+            "introspect",
+            json!({ "coordinates": [] }),
+            "MCP_INVALID_ARGUMENTS",
+        ),
+        (
+            "search",
+            json!({ "query": "x", "terms": ["x"] }),
+            "MCP_INVALID_ARGUMENTS",
+        ),
+        (
+            "execute",
+            json!({ "query": "{ me { id } } { me { id } }" }),
+            "GRAPHQL_UNKNOWN_OPERATION_NAME",
+        ),
+        ("execute", json!({ "query": "{ me { id " }), "PARSING_ERROR"),
+    ] {
+        let answer = router.mcp_call(tool, arguments, &staff).await;
+        assert_eq!(mcp_code(&answer), code, "{tool}: {answer}");
+    }
+}
+
+#[tokio::test]
+async fn mutations_run_when_allowed_and_the_quota_counts_mcp_searches() {
+    let plugin = "\
+tenants:
+  default: staff
+  contracts:
+    staff: { rate_limit: { capacity: 8, refill: 1, interval: 1h } }
+mcp:
+  enabled: true
+  listen: 127.0.0.1:{port}
+  allow_mutations: true";
+    let router = Router::start(&support::example_supergraph(), plugin, EXAMPLE_MOCKS).await;
+    // The mutation reaches the router (its mock subgraphs answer no mutation): not refused.
+    let answer = router
+        .mcp_call(
+            "execute",
+            json!({ "query": "mutation { updateDisplayName(name: \"Bob\") { displayName } }" }),
+            &[],
+        )
+        .await;
+    let (_, text) = mcp_text(&answer);
+    assert!(!text.contains("MCP_MUTATION_REFUSED"), "{answer}");
+
+    // Eight searches take the bucket; the ninth is told when to retry.
+    for _ in 0..8 {
+        let answer = router
+            .mcp_call("search", json!({ "query": "orders" }), &[])
+            .await;
+        assert!(!mcp_text(&answer).0, "{answer}");
+    }
+    let answer = router
+        .mcp_call("search", json!({ "query": "orders" }), &[])
+        .await;
+    assert_eq!(mcp_code(&answer), "SEARCH_RATE_LIMITED", "{answer}");
+}
