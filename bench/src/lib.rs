@@ -38,6 +38,10 @@ impl BenchRouter {
         std::fs::create_dir_all(&dir).expect("a temporary folder");
         let port = free_port();
         config["supergraph"]["listen"] = json!(format!("127.0.0.1:{port}"));
+        // An MCP endpoint shares the router's port.
+        if let Some(mcp) = config.pointer_mut("/plugins/wayfinder.search/mcp") {
+            mcp["listen"] = json!(format!("127.0.0.1:{port}"));
+        }
         config["health_check"] = json!({ "enabled": false });
         config["homepage"] = json!({ "enabled": false });
         let config_path = dir.join("router.yaml");

@@ -660,6 +660,12 @@ impl Config {
 
     fn check_mcp(&self) -> Result<(), ConfigError> {
         let mcp = &self.mcp;
+        if mcp.path == "/" {
+            return Err(invalid(
+                "mcp.path",
+                "must not be `/`, the router's GraphQL path by default",
+            ));
+        }
         if !mcp.path.starts_with('/') || mcp.path.contains(['?', '#', '*', ':']) {
             return Err(invalid(
                 "mcp.path",
@@ -787,6 +793,16 @@ mod tests {
                 serde_json::json!({ "index": { "redis": { "urls": ["redis://r:6379"], "timeout": "0s" } } }),
                 "index.redis.timeout",
             ),
+            (serde_json::json!({ "mcp": { "path": "/" } }), "mcp.path"),
+            (serde_json::json!({ "mcp": { "path": "mcp" } }), "mcp.path"),
+            (
+                serde_json::json!({ "mcp": { "graphql_url": "ftp://router" } }),
+                "mcp.graphql_url",
+            ),
+            (
+                serde_json::json!({ "mcp": { "execute_timeout": "0s" } }),
+                "mcp.execute_timeout",
+            ),
         ] {
             let error = checked(config).expect_err("refused");
             assert!(error.contains(key), "{error}");
@@ -800,6 +816,11 @@ mod tests {
             .redis
             .expect("index.redis reaches the engine");
         assert_eq!(engine.namespace, "wayfinder");
+        let mcp: Config = serde_json::from_value(serde_json::json!({
+            "mcp": { "enabled": true, "listen": "0.0.0.0:4000" }
+        }))
+        .unwrap();
+        assert_eq!(mcp.mcp.graphql_url(), "http://127.0.0.1:4000/");
         assert_eq!(engine.timeout, Duration::from_millis(500));
         assert!(!engine.required_to_start);
         assert!(checked(serde_json::json!({

@@ -67,6 +67,9 @@ impl Plugin for Search {
         let config = init.config;
         config.check()?;
         if !config.enabled {
+            if config.mcp.enabled {
+                tracing::warn!("wayfinder.search: enabled is false, so mcp.enabled is ignored");
+            }
             return Ok(Search {
                 instance: None,
                 inner: Arc::default(),

@@ -66,6 +66,30 @@ async fn the_python_sdk_uses_every_tool_within_the_tenant_contract() {
     let second = Router::start(&example, PLUGIN, EXAMPLE_MOCKS).await;
     let second_url = format!("{}mcp", second.url);
     sdk_check("replica", &[&url, &second_url], None);
+
+    // After a hot reload the new pipeline's endpoint answers from the new supergraph.
+    let original = std::fs::read_to_string(&second.supergraph).unwrap();
+    let changed = original.replacen(
+        "  \"\"\"Every author, alphabetically.\"\"\"",
+        "  \"\"\"Books that arrived this week.\"\"\"\n  newArrivals: [Book!]! @join__field(graph: CATALOG)\n\n  \"\"\"Every author, alphabetically.\"\"\"",
+        1,
+    );
+    assert_ne!(changed, original, "the fixture has the anchor line");
+    std::fs::write(&second.supergraph, &changed).unwrap();
+    let introspect = json!({ "coordinates": ["Query.newArrivals"], "depth": 0 });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let answer = second.mcp_call("introspect", introspect.clone(), &[]).await;
+        if mcp_text(&answer).1.contains("newArrivals: [Book!]!") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the reloaded endpoint never showed the new field: {answer}\n{}",
+            second.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
     for router in [&first, &second] {
         assert!(!router.log().contains("panicked"), "{}", router.log());
     }

@@ -239,7 +239,7 @@ class SearchPage:
 
 
 def parse_search(text: str, what: str) -> SearchPage:
-    """Hit lines (`COORD  score S  path P`), an optional `next page:` line, a blank line, ```graphql."""
+    """Hit lines (`COORD  score S  via A > B`), an optional `next page:` line, a blank line, ```graphql."""
     head, _, _ = text.partition("\n\n")
     hits, next_page = [], None
     for line in head.splitlines():

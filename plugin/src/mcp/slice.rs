@@ -14,17 +14,74 @@ use wayfinder_supergraph::MemberKind;
 
 use crate::definitions::Scope;
 
-/// Most fields of a search hit's return type a slice lists (leaf fields first); the rest are
-/// counted in a comment that says how to see them.
-pub const HIT_TYPE_FIELDS: usize = 12;
+/// Most fields of a type a search hit uses a slice lists: its leaves (or an input type's
+/// required fields); the rest are counted in a comment that says how to see them.
+pub const HIT_TYPE_FIELDS: usize = 8;
+
+/// How many levels below a search hit's return type a slice goes to find a leaf to select,
+/// when that type has none (a connection: its edges, then their nodes).
+pub const LEAF_DEPTH: usize = 2;
 
 /// How much of one type a slice shows.
 #[derive(Default)]
 struct Shown {
-    /// Fields asked for by name: always listed, with their descriptions.
-    fields: IndexSet<Name>,
+    /// Fields asked for by name: always listed; `true`: with their descriptions.
+    fields: IndexMap<Name, bool>,
     /// Every field the tenant sees too: with descriptions or as signatures, at most `limit`.
     whole: Option<Whole>,
+    /// Arguments, by (field, argument), printed with their descriptions.
+    arguments: IndexSet<(Name, Name)>,
+}
+
+impl Shown {
+    /// Whether the entry `name` is printed with its description.
+    fn described(&self, name: &Name) -> bool {
+        self.fields.get(name).copied().unwrap_or(false)
+            || self.whole.is_some_and(|whole| whole.described)
+    }
+}
+
+/// Which of a type's visible entries (fields, input fields or enum values, each with whether
+/// it goes first: a leaf, a required input field) it lists, in schema order, and how many it
+/// leaves out: every one of a whole type, but for one with a limit, only those asked for and
+/// those that go first (any others when none does), up to the limit; else only the ones asked
+/// for.
+fn chosen<'e>(
+    shown: &Shown,
+    entries: impl Iterator<Item = (&'e Name, bool)>,
+) -> (Vec<&'e Name>, usize) {
+    let mut candidates: Vec<(usize, &Name, bool)> = entries
+        .enumerate()
+        .filter(|(_, (name, _))| shown.whole.is_some() || shown.fields.contains_key(*name))
+        .map(|(i, (name, first))| (i, name, first))
+        .collect();
+    let total = candidates.len();
+    let limit = shown.whole.map_or(usize::MAX, |whole| whole.limit);
+    // A type cut to a few entries keeps the ones asked for and those that go first, if any.
+    if limit < usize::MAX && candidates.iter().any(|(_, _, first)| *first) {
+        candidates.retain(|(_, name, first)| *first || shown.fields.contains_key(*name));
+    }
+    if candidates.len() > limit {
+        candidates.sort_by_key(|(_, name, first)| (!shown.fields.contains_key(*name), !first));
+        candidates.truncate(limit.max(shown.fields.len()));
+        candidates.sort_by_key(|(i, _, _)| *i);
+    }
+    let listed: Vec<&Name> = candidates.into_iter().map(|(_, name, _)| name).collect();
+    let left_out = total - listed.len();
+    (listed, left_out)
+}
+
+/// Opens a type's body, unless it lists nothing.
+fn open(out: &mut String, empty: bool) {
+    out.push_str(if empty { "" } else { " {\n" });
+}
+
+/// Closes a type's body, saying how to see what was left out.
+fn close(out: &mut String, empty: bool, left_out: usize, what: &str, name: &str) {
+    if left_out > 0 && !empty {
+        let _ = writeln!(out, "  # {left_out} more {what}: introspect {name}");
+    }
+    out.push_str(if empty { "\n" } else { "}\n" });
 }
 
 #[derive(Clone, Copy)]
@@ -67,7 +124,7 @@ impl<'a> Slice<'a> {
             kind if kind.is_type() => self.whole(&name, true, usize::MAX, depth),
             MemberKind::Field => {
                 if let Some(parent) = parent {
-                    self.field(&parent, &name, depth);
+                    self.field(&parent, &name, depth, true);
                 }
             }
             MemberKind::Argument => {
@@ -77,7 +134,7 @@ impl<'a> Slice<'a> {
                     .map(|id| self.scope.catalog.member(id));
                 if let (Some(field), Some(owner)) = (field, owner) {
                     let (field, owner) = (field.name.clone(), owner.name.clone());
-                    self.field(&owner, &field, depth);
+                    self.field(&owner, &field, depth, true);
                 }
             }
             MemberKind::InputField | MemberKind::EnumValue => {
@@ -96,41 +153,128 @@ impl<'a> Slice<'a> {
         true
     }
 
-    /// Adds a search hit: the fields of `path` (from a root to it), the member itself, and what
-    /// selecting it needs: a field's return type and its arguments' input types, as
-    /// signatures.
+    /// Adds a search hit compactly: the fields on `path` (from a root to it) as signatures,
+    /// the member with its description, and what using it needs, as signatures cut to
+    /// [`HIT_TYPE_FIELDS`]: a field's return type and its arguments' input types; the rest of
+    /// an input field's type or a value's enum.
     pub fn hit(&mut self, coordinate: &str, path: &[String]) {
         for step in path.iter().filter(|step| step.as_str() != coordinate) {
-            self.member(step, 0);
-        }
-        if !self.member(coordinate, 0) {
-            return;
+            if let Some((owner, field)) = self.field_of(step) {
+                self.field(&owner, &field, 0, false);
+            } else if let Some(input) = self
+                .scope
+                .member(step)
+                .filter(|m| m.kind == MemberKind::InputField)
+                .and_then(|m| m.parent)
+            {
+                let input = self.scope.catalog.member(input).name.clone();
+                self.whole(&input, false, HIT_TYPE_FIELDS, 0);
+                let field = step.rsplit('.').next().and_then(|f| Name::new(f).ok());
+                if let (Some(shown), Some(field)) = (self.types.get_mut(input.as_str()), field) {
+                    shown.fields.entry(field).or_insert(false);
+                }
+            }
         }
         let Some(member) = self.scope.member(coordinate) else {
             return;
         };
-        let field = match member.kind {
-            MemberKind::Field => Some(member),
-            MemberKind::Argument => member.parent.map(|id| self.scope.catalog.member(id)),
-            _ => None,
-        };
-        let Some(owner) = field
-            .and_then(|f| f.parent)
-            .map(|id| self.scope.catalog.member(id).name.clone())
-        else {
-            return;
-        };
-        let Some(field) = field.map(|f| f.name.clone()) else {
-            return;
-        };
-        if let Some(definition) = self.field_definition(&owner, &field) {
-            let mut referenced = vec![definition.ty.inner_named_type().clone()];
-            referenced.extend(
-                self.visible_arguments(&owner, definition)
-                    .map(|a| a.ty.inner_named_type().clone()),
-            );
-            self.referenced(referenced, false, HIT_TYPE_FIELDS, 0);
+        match member.kind {
+            MemberKind::Field | MemberKind::Argument => {
+                let Some((owner, field)) = self.field_of(coordinate) else {
+                    return;
+                };
+                let argument = (member.kind == MemberKind::Argument).then(|| member.name.clone());
+                self.field(&owner, &field, 0, argument.is_none());
+                let Some(definition) = self.field_definition(&owner, &field) else {
+                    return;
+                };
+                // What an operation needs: a selection of what it returns, and values of its
+                // required arguments (and of the argument hit).
+                let returned = definition.ty.inner_named_type().clone();
+                let mut used = vec![returned.clone()];
+                used.extend(
+                    self.visible_arguments(&owner, definition)
+                        .filter(|a| {
+                            (a.ty.is_non_null() && a.default_value.is_none())
+                                || argument.as_deref() == Some(a.name.as_str())
+                        })
+                        .map(|a| a.ty.inner_named_type().clone()),
+                );
+                if let (Some(argument), Some(shown)) =
+                    (argument, self.types.get_mut(owner.as_str()))
+                {
+                    if let Ok(argument) = Name::new(&argument) {
+                        shown.arguments.insert((definition.name.clone(), argument));
+                    }
+                }
+                self.referenced(used, false, HIT_TYPE_FIELDS, 0);
+                self.down_to_leaves(&returned, LEAF_DEPTH);
+            }
+            MemberKind::InputField | MemberKind::EnumValue => {
+                let Some(parent) = member.parent.map(|id| self.scope.catalog.member(id)) else {
+                    return;
+                };
+                let (parent, name) = (parent.name.clone(), member.name.clone());
+                self.whole(&parent, false, HIT_TYPE_FIELDS, 0);
+                if let (Some(shown), Ok(name)) =
+                    (self.types.get_mut(parent.as_str()), Name::new(&name))
+                {
+                    shown.fields.insert(name, true);
+                }
+            }
+            _ => {
+                self.member(coordinate, 0);
+            }
         }
+    }
+
+    /// Adds, compactly, the types below `name` when it has no leaf to select (a connection's
+    /// edges and nodes), until one does, at most `depth` levels down.
+    fn down_to_leaves(&mut self, name: &Name, depth: usize) {
+        let schema = self.scope.catalog.api_schema();
+        let fields = match schema.types.get(name) {
+            Some(ExtendedType::Object(object)) => &object.fields,
+            Some(ExtendedType::Interface(interface)) => &interface.fields,
+            _ => return,
+        };
+        let plain: Vec<&Component<FieldDefinition>> = fields
+            .values()
+            .filter(|f| self.scope.visible(&format!("{name}.{}", f.name)))
+            .filter(|f| {
+                !f.arguments
+                    .iter()
+                    .any(|a| a.ty.is_non_null() && a.default_value.is_none())
+            })
+            .collect();
+        let leaf = |f: &&Component<FieldDefinition>| {
+            schema
+                .types
+                .get(f.ty.inner_named_type())
+                .is_some_and(|t| t.is_leaf())
+        };
+        if depth == 0 || plain.iter().any(leaf) {
+            return;
+        }
+        let below: Vec<Name> = plain
+            .iter()
+            .map(|f| f.ty.inner_named_type().clone())
+            .collect();
+        for name in below {
+            self.referenced(vec![name.clone()], false, HIT_TYPE_FIELDS, 0);
+            self.down_to_leaves(&name, depth - 1);
+        }
+    }
+
+    /// The (type, field) a field or argument coordinate belongs to, if the tenant sees it.
+    fn field_of(&self, coordinate: &str) -> Option<(String, String)> {
+        let member = self.scope.member(coordinate)?;
+        let field = match member.kind {
+            MemberKind::Field => member,
+            MemberKind::Argument => self.scope.catalog.member(member.parent?),
+            _ => return None,
+        };
+        let owner = self.scope.catalog.member(field.parent?);
+        Some((owner.name.clone(), field.name.clone()))
     }
 
     /// The slice as SDL; empty when nothing was added.
@@ -152,7 +296,7 @@ impl<'a> Slice<'a> {
                 }
                 description(&mut out, "", definition.description.as_deref());
                 let _ = write!(out, "directive @{name}");
-                self.print_arguments(&mut out, &definition.arguments, true);
+                self.print_arguments(&mut out, &definition.arguments, |_| true);
                 if definition.repeatable {
                     out.push_str(" repeatable");
                 }
@@ -163,7 +307,7 @@ impl<'a> Slice<'a> {
         out
     }
 
-    fn field(&mut self, owner: &str, field: &str, depth: usize) {
+    fn field(&mut self, owner: &str, field: &str, depth: usize, described: bool) {
         let Some(definition) = self.field_definition(owner, field) else {
             return;
         };
@@ -176,7 +320,13 @@ impl<'a> Slice<'a> {
             return;
         };
         let field = definition.name.clone();
-        self.types.entry(owner).or_default().fields.insert(field);
+        *self
+            .types
+            .entry(owner)
+            .or_default()
+            .fields
+            .entry(field)
+            .or_default() |= described;
         if depth > 0 {
             self.referenced(referenced, true, usize::MAX, depth - 1);
         }
@@ -288,23 +438,54 @@ impl<'a> Slice<'a> {
 
     fn print_type(&self, out: &mut String, ty: &ExtendedType, shown: &Shown) {
         let name = ty.name();
-        let described = shown.whole.is_some_and(|whole| whole.described);
-        if described {
+        if shown.whole.is_some_and(|whole| whole.described) {
             description(out, "", ty.description().map(|d| d.as_str()));
         }
+        let schema = self.scope.catalog.api_schema();
+        let visible = |entry: &Name| self.scope.visible(&format!("{name}.{entry}"));
         match ty {
             ExtendedType::Scalar(_) => {
                 let _ = writeln!(out, "scalar {name}");
             }
-            ExtendedType::Object(object) => {
-                let _ = write!(out, "type {name}");
-                self.print_implements(out, &object.implements_interfaces);
-                self.print_fields(out, name, &object.fields, shown);
-            }
-            ExtendedType::Interface(interface) => {
-                let _ = write!(out, "interface {name}");
-                self.print_implements(out, &interface.implements_interfaces);
-                self.print_fields(out, name, &interface.fields, shown);
+            ExtendedType::Object(_) | ExtendedType::Interface(_) => {
+                let (keyword, interfaces, fields) = match ty {
+                    ExtendedType::Object(o) => ("type", &o.implements_interfaces, &o.fields),
+                    ExtendedType::Interface(i) => {
+                        ("interface", &i.implements_interfaces, &i.fields)
+                    }
+                    _ => return,
+                };
+                let _ = write!(out, "{keyword} {name}");
+                self.print_implements(out, interfaces, shown);
+                // Leaves (scalars and enums) first: what an agent selects.
+                let entries = fields.values().filter(|f| visible(&f.name)).map(|f| {
+                    let leaf = schema
+                        .types
+                        .get(f.ty.inner_named_type())
+                        .is_some_and(|t| t.is_leaf());
+                    (&f.name, leaf)
+                });
+                let (listed, left_out) = chosen(shown, entries);
+                open(out, listed.is_empty());
+                for field in listed.iter().filter_map(|n| fields.get(*n)) {
+                    let described = shown.described(&field.name);
+                    if described {
+                        description(out, "  ", field.description.as_deref());
+                    }
+                    let _ = write!(out, "  {}", field.name);
+                    let arguments: Vec<Node<InputValueDefinition>> =
+                        self.visible_arguments(name, field).cloned().collect();
+                    self.print_arguments(out, &arguments, |argument| {
+                        described
+                            || shown
+                                .arguments
+                                .contains(&(field.name.clone(), argument.clone()))
+                    });
+                    let _ = write!(out, ": {}", field.ty);
+                    kept_directives(out, field.directives.iter().map(|d| &**d));
+                    out.push('\n');
+                }
+                close(out, listed.is_empty(), left_out, "fields", name);
             }
             ExtendedType::Union(union) => {
                 let members: Vec<&str> = union
@@ -321,57 +502,57 @@ impl<'a> Slice<'a> {
             }
             ExtendedType::Enum(enumeration) => {
                 let _ = write!(out, "enum {name}");
-                let values: Vec<_> = enumeration
+                let entries = enumeration
                     .values
                     .values()
-                    .filter(|v| self.scope.visible(&format!("{name}.{}", v.value)))
-                    .collect();
-                if values.is_empty() {
-                    out.push('\n');
-                    return;
-                }
-                out.push_str(" {\n");
-                for value in values {
-                    if described {
+                    .filter(|v| visible(&v.value))
+                    .map(|v| (&v.value, false));
+                let (listed, left_out) = chosen(shown, entries);
+                open(out, listed.is_empty());
+                for value in listed.iter().filter_map(|n| enumeration.values.get(*n)) {
+                    if shown.described(&value.value) {
                         description(out, "  ", value.description.as_deref());
                     }
                     let _ = write!(out, "  {}", value.value);
                     kept_directives(out, value.directives.iter().map(|d| &**d));
                     out.push('\n');
                 }
-                out.push_str("}\n");
+                close(out, listed.is_empty(), left_out, "values", name);
             }
             ExtendedType::InputObject(input) => {
                 let _ = write!(out, "input {name}");
                 kept_directives(out, input.directives.iter().map(|d| &***d));
-                let fields: Vec<_> = input
+                // Required fields first: a value must have them.
+                let entries = input
                     .fields
                     .values()
-                    .filter(|f| self.scope.visible(&format!("{name}.{}", f.name)))
-                    .collect();
-                if fields.is_empty() {
-                    out.push('\n');
-                    return;
-                }
-                out.push_str(" {\n");
-                for field in fields {
-                    if described {
+                    .filter(|f| visible(&f.name))
+                    .map(|f| (&f.name, f.ty.is_non_null() && f.default_value.is_none()));
+                let (listed, left_out) = chosen(shown, entries);
+                open(out, listed.is_empty());
+                for field in listed.iter().filter_map(|n| input.fields.get(*n)) {
+                    if shown.described(&field.name) {
                         description(out, "  ", field.description.as_deref());
                     }
                     out.push_str("  ");
                     input_value(out, field);
                     out.push('\n');
                 }
-                out.push_str("}\n");
+                close(out, listed.is_empty(), left_out, "fields", name);
             }
         }
     }
 
+    /// `implements A & B`, for a type shown whole: a few of its fields need none of it.
     fn print_implements(
         &self,
         out: &mut String,
         interfaces: &IndexSet<apollo_compiler::schema::ComponentName>,
+        shown: &Shown,
     ) {
+        if shown.whole.is_none() {
+            return;
+        }
         let visible: Vec<&str> = interfaces
             .iter()
             .map(|i| i.name.as_str())
@@ -382,79 +563,26 @@ impl<'a> Slice<'a> {
         }
     }
 
-    fn print_fields(
-        &self,
-        out: &mut String,
-        owner: &str,
-        fields: &IndexMap<Name, Component<FieldDefinition>>,
-        shown: &Shown,
-    ) {
-        let schema = self.scope.catalog.api_schema();
-        let visible: Vec<&Component<FieldDefinition>> = fields
-            .values()
-            .filter(|f| self.scope.visible(&format!("{owner}.{}", f.name)))
-            .filter(|f| shown.whole.is_some() || shown.fields.contains(&f.name))
-            .collect();
-        let limit = shown.whole.map_or(usize::MAX, |whole| whole.limit);
-        let mut listed = visible.clone();
-        if listed.len() > limit {
-            // The fields asked for, then what an agent selects first: leaves (scalars and
-            // enums); listed in schema order.
-            listed.sort_by_key(|f| {
-                let leaf = schema
-                    .types
-                    .get(f.ty.inner_named_type())
-                    .is_some_and(|t| t.is_leaf());
-                (!shown.fields.contains(&f.name), !leaf)
-            });
-            listed.truncate(limit.max(shown.fields.len()));
-            listed.sort_by_key(|f| fields.get_index_of(&f.name));
-        }
-        if listed.is_empty() {
-            out.push('\n');
-            return;
-        }
-        out.push_str(" {\n");
-        for field in &listed {
-            let described = shown.fields.contains(&field.name)
-                || shown.whole.is_some_and(|whole| whole.described);
-            if described {
-                description(out, "  ", field.description.as_deref());
-            }
-            let _ = write!(out, "  {}", field.name);
-            let arguments: Vec<Node<InputValueDefinition>> =
-                self.visible_arguments(owner, field).cloned().collect();
-            self.print_arguments(out, &arguments, described);
-            let _ = write!(out, ": {}", field.ty);
-            kept_directives(out, field.directives.iter().map(|d| &**d));
-            out.push('\n');
-        }
-        if listed.len() < visible.len() {
-            let _ = writeln!(
-                out,
-                "  # {} more fields: introspect {owner}",
-                visible.len() - listed.len()
-            );
-        }
-        out.push_str("}\n");
-    }
-
-    /// `(a: T = 1, b: U)`, one a line when they carry descriptions to print.
+    /// `(a: T = 1, b: U)`, one a line when some carry descriptions to print.
     fn print_arguments(
         &self,
         out: &mut String,
         arguments: &[Node<InputValueDefinition>],
-        described: bool,
+        described: impl Fn(&Name) -> bool,
     ) {
         if arguments.is_empty() {
             return;
         }
-        let multiline = described && arguments.iter().any(|a| a.description.is_some());
+        let multiline = arguments
+            .iter()
+            .any(|a| a.description.is_some() && described(&a.name));
         out.push('(');
         for (i, argument) in arguments.iter().enumerate() {
             if multiline {
                 out.push('\n');
-                description(out, "    ", argument.description.as_deref());
+                if described(&argument.name) {
+                    description(out, "    ", argument.description.as_deref());
+                }
                 out.push_str("    ");
             } else if i > 0 {
                 out.push_str(", ");
@@ -612,7 +740,8 @@ mod tests {
         );
         let sdl = slice.sdl();
         for expected in [
-            "type Query {\n  \"The customer signed in with this request.\"\n  me: Customer\n}",
+            // The path's fields as signatures.
+            "type Query {\n  me: Customer\n}",
             "\"Orders placed by this customer, newest first.\"\n  orders: [Order!]!",
             "type Order {",
             "totalCents: Int!",

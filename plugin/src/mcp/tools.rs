@@ -70,7 +70,7 @@ pub struct SearchArgs {
     /// What you are looking for, in plain words or names: "books a customer ordered",
     /// "cancel a subscription", "repository stars".
     pub query: String,
-    /// How many results (default 5).
+    /// How many results (default 5, or the gateway's `limits.max_first` when lower).
     pub first: Option<i64>,
     /// The cursor a previous page ended with (its `next page` line), for the next page.
     pub after: Option<String>,
@@ -171,10 +171,11 @@ $minScore: Float) { __search(query: $query, first: $first, after: $after, minSco
 const DEFINITIONS_OPERATION: &str =
     "query Introspect($coordinates: [String!]!) { __definitions(coordinates: $coordinates) { __typename } }";
 
-/// One line per hit (coordinate, score, shortest path), the next page's cursor when there
-/// may be one, and the SDL of the hits.
+/// One line per hit (coordinate, score, the shortest way to it from a root), the next page's
+/// cursor when there may be one, and the SDL of the hits.
 pub async fn search(caller: &Caller<'_>, args: SearchArgs) -> Outcome {
-    let first = args.first.unwrap_or(DEFAULT_FIRST);
+    let max_first = caller.instance.config.limits.max_first as i64;
+    let first = args.first.unwrap_or(DEFAULT_FIRST.min(max_first));
     let mut variables = JsonMap::new();
     variables.insert("query", json!(args.query));
     variables.insert("first", json!(first));
@@ -194,13 +195,14 @@ pub async fn search(caller: &Caller<'_>, args: SearchArgs) -> Outcome {
     let mut text = String::new();
     for hit in &hits {
         let coordinate = hit.get("coordinate").and_then(Value::as_str).unwrap_or("");
-        let path = shortest_path(hit);
+        let path = shortest_path(hit, &caller.view.schema.query_root);
         text.push_str(coordinate);
         if let Some(score) = hit.get("score").and_then(Value::as_f64) {
             text.push_str(&format!("  score {score:.3}"));
         }
-        if path.len() > 1 {
-            text.push_str(&format!("  path {}", path.join(" > ")));
+        // The way from a root, down to the hit the line starts with.
+        if let Some((_, way)) = path.split_last().filter(|(_, way)| !way.is_empty()) {
+            text.push_str(&format!("  via {}", way.join(" > ")));
         }
         text.push('\n');
         slice.hit(coordinate, &path);
@@ -222,15 +224,22 @@ pub async fn search(caller: &Caller<'_>, args: SearchArgs) -> Outcome {
     Ok(text)
 }
 
-/// The shortest of a hit's paths from a root, as coordinates.
-fn shortest_path(hit: &Value) -> Vec<String> {
+/// The shortest of a hit's paths from a root, as coordinates: from the query root when one
+/// is, since reading is what an agent does first.
+fn shortest_path(hit: &Value, query_root: &str) -> Vec<String> {
+    let from_query = |path: &Vec<Value>| {
+        path.first()
+            .and_then(Value::as_str)
+            .and_then(|step| step.split_once('.'))
+            .is_some_and(|(root, _)| root == query_root)
+    };
     hit.get("pathsToRoot")
         .and_then(Value::as_array)
         .and_then(|paths| {
             paths
                 .iter()
                 .filter_map(Value::as_array)
-                .min_by_key(|path| path.len())
+                .min_by_key(|path| (!from_query(path), path.len()))
         })
         .map(|path| {
             path.iter()

@@ -1,0 +1,530 @@
+//! The MCP endpoint against the real `wayfinder-router` (release) on 127.0.0.1 (issue 45):
+//!
+//! 1. Token economy, on github, saleor (each as a one-subgraph supergraph) and the spotify
+//!    showcase, 10 questions each (the first ten of our own `bench/questions/*-reads.jsonl`):
+//!    what one `__search(first: 5)` with the full `definition` selection answers (JSON),
+//!    against what the MCP texts an agent needs for the same answer (the `search` tool, and one
+//!    `introspect` of what the search text does not make usable), in characters and in o200k_base tokens
+//!    (tiktoken-rs). `usable` counts the hits an agent can use from the MCP texts alone: for a
+//!    field (or an argument of one), an operation reaching it down its path with its required
+//!    arguments as variables and a leaf of what it returns selected, written from the texts'
+//!    SDL by this bench and called `valid` by the `validate` tool; for a type, an input field
+//!    or an enum value, its definition. A hit the search text alone does not make usable is
+//!    `introspect`ed (depth 2), as an agent would.
+//! 2. Latency on spotify: the `search` tool over HTTP against `__search` (selecting what the
+//!    tool selects) in the same run, alternating request by request, every query new text.
+//!
+//! `scripts/bench-mcp` builds the router and runs this (`tokens` or `latency` picks a part).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use apollo_compiler::ast::{Definition, FieldDefinition};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use wayfinder_bench::{description_queries, p50_p99, quantile, router_binary, BenchRouter};
+use wayfinder_supergraph::{Catalog, CatalogOptions};
+use wayfinder_tests::{repo_path, schema_path, single_subgraph_supergraph};
+use wayfinder_workers::eval::read_questions;
+
+const QUESTIONS: usize = 10;
+const LATENCY_SAMPLES: usize = 200;
+
+/// `__search` with the full `definition` selection: graphql-js's full introspection fragments
+/// (`FullType`, `InputValue`, `TypeRef`, as `getIntrospectionQuery` writes them) on each kind of
+/// definition, and on the type a field, argument or input value uses, so that one answer holds
+/// what writing a selection down to each hit and below it needs: the hit, its arguments' input
+/// types, the type it returns.
+const FULL_SEARCH: &str = "
+fragment FullType on __Type {
+  kind name description specifiedByURL
+  fields(includeDeprecated: true) { name description args(includeDeprecated: true) { ...InputValue } type { ...TypeRef } isDeprecated deprecationReason }
+  inputFields(includeDeprecated: true) { ...InputValue }
+  interfaces { ...TypeRef }
+  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason }
+  possibleTypes { ...TypeRef }
+}
+fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue isDeprecated deprecationReason }
+fragment TypeRef on __Type {
+  kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name
+  ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } }
+}
+fragment Used on __Type { ...FullType ofType { ...FullType ofType { ...FullType ofType { ...FullType } } } }
+query Full($q: String!) {
+  __search(query: $q, first: 5) {
+    coordinate score pathsToRoot
+    definition {
+      __typename
+      ... on __Type { ...FullType }
+      ... on __Field {
+        name description isDeprecated deprecationReason
+        args(includeDeprecated: true) { name description type { ...Used } defaultValue isDeprecated deprecationReason }
+        type { ...Used }
+      }
+      ... on __InputValue { name description type { ...Used } defaultValue isDeprecated deprecationReason }
+      ... on __EnumValue { name description isDeprecated deprecationReason }
+      ... on __Directive { name description locations args { ...InputValue } }
+    }
+  }
+}";
+
+/// The schemas: (name, file under the shared schemas, one-subgraph supergraph needed).
+const SCHEMAS: [(&str, &str, bool); 3] = [
+    ("github", "monolithic/github/schema.graphql", true),
+    ("saleor", "monolithic/saleor/schema.graphql", true),
+    (
+        "spotify",
+        "federated/spotify-showcase/supergraph.graphql",
+        false,
+    ),
+];
+
+/// A router serving `schema` with the MCP endpoint, once fully indexed.
+async fn router(
+    binary: &Path,
+    name: &str,
+    schema: &Path,
+    monolith: bool,
+) -> (BenchRouter, PathBuf) {
+    let supergraph = if monolith {
+        let copy = std::env::temp_dir().join(format!(
+            "wayfinder-mcp-{name}-{}.graphql",
+            std::process::id()
+        ));
+        // A subgraph's own entry points (saleor has them) would clash with the router's.
+        let sdl: String = single_subgraph_supergraph(schema)
+            .lines()
+            .filter(|line| {
+                let line = line.trim_start();
+                !line.starts_with("_entities(") && !line.starts_with("_service:")
+            })
+            .map(|line| format!("{line}\n"))
+            .collect();
+        std::fs::write(&copy, sdl).expect("writes the supergraph");
+        copy
+    } else {
+        schema.to_path_buf()
+    };
+    let config = json!({
+        "supergraph": { "introspection": true },
+        "plugins": { "wayfinder.search": {
+            "index": { "cache_dir": repo_path("target/wayfinder-bench-cache") },
+            "mcp": { "enabled": true },
+        } },
+    });
+    let mut router = BenchRouter::start(binary, &format!("mcp-{name}"), &supergraph, config).await;
+    // The first start embeds the whole schema (minutes); later ones read the cache.
+    router
+        .process
+        .wait_for("index ready", Duration::from_secs(1800))
+        .await;
+    (router, supergraph)
+}
+
+/// One MCP `tools/call`: the result's text, which must not be an error.
+async fn call(client: &reqwest::Client, url: &str, tool: &str, arguments: Value) -> String {
+    let answer: Value = client
+        .post(format!("{url}mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": tool, "arguments": arguments },
+        }))
+        .send()
+        .await
+        .expect("an MCP POST")
+        .json()
+        .await
+        .expect("a JSON-RPC answer");
+    let result = &answer["result"];
+    assert!(
+        result["isError"] == json!(false),
+        "{tool} {arguments}: {answer}"
+    );
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+async fn graphql(client: &reqwest::Client, url: &str, query: &str, q: &str) -> Value {
+    let answer: Value = client
+        .post(url)
+        .json(&json!({ "query": query, "variables": { "q": q } }))
+        .send()
+        .await
+        .expect("a GraphQL POST")
+        .json()
+        .await
+        .expect("a JSON answer");
+    assert!(answer.get("errors").is_none(), "{answer}");
+    answer
+}
+
+/// What an agent knows from the MCP texts it read: each type's fields with their arguments
+/// (name, type as written, required) and the named type they return, in schema order; which
+/// types are leaves (scalars, enums) or abstract (interfaces, unions); every coordinate
+/// defined.
+#[derive(Default)]
+struct Known {
+    fields: HashMap<String, Vec<KnownField>>,
+    leaves: HashSet<String>,
+    abstract_types: HashSet<String>,
+    defined: HashSet<String>,
+}
+
+struct KnownField {
+    name: String,
+    arguments: Vec<(String, String, bool)>,
+    returns: String,
+}
+
+impl Known {
+    /// Reads the SDL in a tool's text (the search text holds it in a fence).
+    fn read(&mut self, text: &str) {
+        let sdl = match text.split_once("```graphql\n") {
+            Some((_, rest)) => rest.split("```").next().unwrap_or_default(),
+            None => text,
+        };
+        let document = apollo_compiler::ast::Document::parse(sdl, "mcp.graphql")
+            .unwrap_or_else(|e| panic!("the MCP text is not SDL: {}\n{sdl}", e.errors));
+        for definition in &document.definitions {
+            let Some(name) = definition.name().map(|n| n.to_string()) else {
+                continue;
+            };
+            self.defined.insert(name.clone());
+            match definition {
+                Definition::ObjectTypeDefinition(object) => self.add_fields(&name, &object.fields),
+                Definition::InterfaceTypeDefinition(interface) => {
+                    self.abstract_types.insert(name.clone());
+                    self.add_fields(&name, &interface.fields);
+                }
+                Definition::UnionTypeDefinition(_) => {
+                    self.abstract_types.insert(name);
+                }
+                Definition::ScalarTypeDefinition(_) => {
+                    self.leaves.insert(name);
+                }
+                Definition::EnumTypeDefinition(enumeration) => {
+                    for value in &enumeration.values {
+                        self.defined.insert(format!("{name}.{}", value.value));
+                    }
+                    self.leaves.insert(name);
+                }
+                Definition::InputObjectTypeDefinition(input) => {
+                    for field in &input.fields {
+                        self.defined.insert(format!("{name}.{}", field.name));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn add_fields(&mut self, owner: &str, fields: &[apollo_compiler::Node<FieldDefinition>]) {
+        let known = self.fields.entry(owner.to_string()).or_default();
+        for field in fields {
+            self.defined.insert(format!("{owner}.{}", field.name));
+            if known.iter().any(|k| k.name == field.name.as_str()) {
+                continue;
+            }
+            known.push(KnownField {
+                name: field.name.to_string(),
+                arguments: field
+                    .arguments
+                    .iter()
+                    .map(|a| {
+                        let required = a.ty.is_non_null() && a.default_value.is_none();
+                        (a.name.to_string(), a.ty.to_string(), required)
+                    })
+                    .collect(),
+                returns: field.ty.inner_named_type().to_string(),
+            });
+        }
+    }
+
+    /// A selection of a leaf of the type `returned`, nested through fields without required
+    /// arguments at most `depth` levels: empty for a leaf itself.
+    fn below(&self, returned: &str, depth: usize) -> Option<String> {
+        if self.is_leaf(returned) {
+            return Some(String::new());
+        }
+        let fields = self.fields.get(returned);
+        let plain = |f: &&KnownField| f.arguments.iter().all(|(_, _, required)| !required);
+        if let Some(leaf) =
+            fields.and_then(|fs| fs.iter().filter(plain).find(|f| self.is_leaf(&f.returns)))
+        {
+            return Some(format!(" {}", leaf.name));
+        }
+        if fields.is_none() && self.abstract_types.contains(returned) {
+            return Some(" __typename".into());
+        }
+        let nested = fields?.iter().filter(plain).find_map(|f| {
+            let below = self.below(&f.returns, depth.checked_sub(1)?)?;
+            Some(format!(" {} {{{below} }}", f.name))
+        });
+        nested.or_else(|| {
+            self.abstract_types
+                .contains(returned)
+                .then(|| " __typename".into())
+        })
+    }
+
+    fn is_leaf(&self, name: &str) -> bool {
+        matches!(name, "String" | "Int" | "Float" | "Boolean" | "ID") || self.leaves.contains(name)
+    }
+
+    /// An operation down `path` (field coordinates from a root; argument coordinates are
+    /// skipped) selecting a leaf of what its last field returns, written from what is known
+    /// alone: `None` when something it needs is not.
+    fn operation(&self, path: &[String]) -> Option<String> {
+        let steps: Vec<(&str, &str)> = path
+            .iter()
+            .filter(|step| !step.contains('('))
+            .filter_map(|step| step.split_once('.'))
+            .collect();
+        let keyword = match steps.first()?.0 {
+            root if root.contains("Mutation") => "mutation",
+            root if root.contains("Subscription") => "subscription",
+            _ => "query",
+        };
+        let (mut variables, mut opening, mut closing) = (Vec::new(), String::new(), String::new());
+        let mut returned: Option<&str> = None;
+        for (owner, name) in steps {
+            if returned.is_some_and(|returned| returned != owner) {
+                opening.push_str(&format!(" ... on {owner} {{"));
+                closing.insert_str(0, " }");
+            }
+            let field = self.fields.get(owner)?.iter().find(|f| f.name == name)?;
+            let required: Vec<String> = field
+                .arguments
+                .iter()
+                .filter(|(_, _, required)| *required)
+                .map(|(argument, ty, _)| {
+                    let variable = format!("v{}", variables.len());
+                    variables.push(format!("${variable}: {ty}"));
+                    format!("{argument}: ${variable}")
+                })
+                .collect();
+            opening.push_str(&format!(" {name}"));
+            if !required.is_empty() {
+                opening.push_str(&format!("({})", required.join(", ")));
+            }
+            if !self.is_leaf(&field.returns) {
+                opening.push_str(" {");
+                closing.insert_str(0, " }");
+            }
+            returned = Some(&field.returns);
+        }
+        opening.push_str(&self.below(returned?, 3)?);
+        let variables = if variables.is_empty() {
+            String::new()
+        } else {
+            format!("({})", variables.join(", "))
+        };
+        Some(format!(
+            "{keyword} Check{variables} {{{opening}{closing} }}"
+        ))
+    }
+}
+
+/// The hits of a search text: (coordinate, its path from a root, itself included).
+fn hits(search: &str) -> Vec<(String, Vec<String>)> {
+    search
+        .lines()
+        .take_while(|line| !line.is_empty())
+        .filter(|line| !line.starts_with("next page:") && !line.starts_with("no results"))
+        .filter_map(|line| {
+            let coordinate = line.split_whitespace().next()?.to_string();
+            let mut path: Vec<String> = match line.split_once("  via ") {
+                Some((_, way)) => way.split(" > ").map(str::to_string).collect(),
+                None => Vec::new(),
+            };
+            path.push(coordinate.clone());
+            Some((coordinate, path))
+        })
+        .collect()
+}
+
+/// Whether what `known` holds lets an agent use the hit: for a field (or an argument of one),
+/// an operation down its path that the `validate` tool calls valid; for anything else, its
+/// definition. The error says why not.
+async fn usable(
+    client: &reqwest::Client,
+    url: &str,
+    known: &Known,
+    coordinate: &str,
+    path: &[String],
+) -> Result<(), String> {
+    let field = coordinate.split('(').next().unwrap_or(coordinate);
+    let is_field = field.split_once('.').is_some_and(|(owner, name)| {
+        known
+            .fields
+            .get(owner)
+            .is_some_and(|fields| fields.iter().any(|f| f.name == name))
+    });
+    if !is_field {
+        return match known.defined.contains(coordinate) {
+            true => Ok(()),
+            false => Err("not defined".into()),
+        };
+    }
+    // An argument's path runs through its field.
+    let mut path: Vec<String> = path.iter().filter(|s| !s.contains('(')).cloned().collect();
+    if path.last().map(String::as_str) != Some(field) {
+        path.push(field.to_string());
+    }
+    let operation = known
+        .operation(&path)
+        .ok_or_else(|| format!("no operation down {path:?} can be written"))?;
+    let answer = call(client, url, "validate", json!({ "operation": operation })).await;
+    match answer == "valid" {
+        true => Ok(()),
+        false => Err(format!("{operation} -> {answer}")),
+    }
+}
+
+async fn tokens(binary: &Path) {
+    let bpe = tiktoken_rs::o200k_base().expect("the o200k_base ranks");
+    let count = |text: &str| bpe.encode_ordinary(text).len();
+    println!(
+        "{:<8} {:>12} {:>8} {:>7} {:>13} {:>8} {:>7} {:>9} {:>11}",
+        "schema",
+        "__search ch",
+        "mcp ch",
+        "ratio",
+        "__search tok",
+        "mcp tok",
+        "ratio",
+        "usable",
+        "introspect"
+    );
+    for (name, file, monolith) in SCHEMAS {
+        let (router, _supergraph) = router(binary, name, &schema_path(file), monolith).await;
+        let url = router.process.url.clone();
+        let client = reqwest::Client::new();
+        let questions = read_questions(&repo_path(&format!("bench/questions/{name}-reads.jsonl")))
+            .expect("our own questions");
+        let (mut full_chars, mut mcp_chars, mut full_tokens, mut mcp_tokens) = (0, 0, 0, 0);
+        let (mut used_hits, mut usable_hits, mut introspections) = (0, 0, 0);
+        for question in questions.iter().take(QUESTIONS) {
+            let full = graphql(&client, &url, FULL_SEARCH, &question.query).await;
+            let full_text = serde_json::to_string(&full).expect("JSON");
+
+            let search = call(
+                &client,
+                &url,
+                "search",
+                json!({ "query": question.query, "first": 5 }),
+            )
+            .await;
+            let mut known = Known::default();
+            known.read(&search);
+            let mut mcp_text = search.clone();
+            // A hit the search text does not let an agent use is introspected, as an agent
+            // would: its coordinate, one level deep.
+            let mut introspected = false;
+            for (coordinate, path) in hits(&search) {
+                used_hits += 1;
+                if usable(&client, &url, &known, &coordinate, &path)
+                    .await
+                    .is_err()
+                {
+                    let text = call(
+                        &client,
+                        &url,
+                        "introspect",
+                        json!({ "coordinates": [coordinate], "depth": 2 }),
+                    )
+                    .await;
+                    known.read(&text);
+                    mcp_text.push_str(&text);
+                    introspected = true;
+                }
+                match usable(&client, &url, &known, &coordinate, &path).await {
+                    Ok(()) => usable_hits += 1,
+                    Err(why) => println!("  {name} {:?}: {coordinate}: {why}", question.query),
+                }
+            }
+            introspections += usize::from(introspected);
+            full_chars += full_text.chars().count();
+            mcp_chars += mcp_text.chars().count();
+            full_tokens += count(&full_text);
+            mcp_tokens += count(&mcp_text);
+        }
+        let n = QUESTIONS.min(questions.len());
+        println!(
+            "{name:<8} {:>12} {:>8} {:>6.1}x {:>13} {:>8} {:>6.1}x {:>6}/{used_hits} {:>8}/{n}",
+            full_chars / n,
+            mcp_chars / n,
+            full_chars as f64 / mcp_chars as f64,
+            full_tokens / n,
+            mcp_tokens / n,
+            full_tokens as f64 / mcp_tokens as f64,
+            usable_hits,
+            introspections,
+        );
+    }
+    println!(
+        "(per question means; ratio = __search / MCP; usable: hits an agent can use from the MCP \
+         texts alone (a field: an operation reaching it, written from them, that `validate` calls \
+         valid); introspect: questions that needed it after `search`)"
+    );
+}
+
+async fn latency(binary: &Path) {
+    let (name, file, monolith) = SCHEMAS[2];
+    let schema = schema_path(file);
+    let catalog = Catalog::from_file(&schema, CatalogOptions::default()).expect("spotify");
+    let (router, _supergraph) = router(binary, name, &schema, monolith).await;
+    let url = router.process.url.clone();
+    let client = reqwest::Client::new();
+    let selection = "query Find($q: String!) { __search(query: $q, first: 5) { coordinate score cursor pathsToRoot } }";
+    // Warm-up: connections, allocator, the model's first runs.
+    for query in description_queries(&catalog, 20, 3) {
+        graphql(&client, &url, selection, &query).await;
+        call(&client, &url, "search", json!({ "query": query })).await;
+    }
+    let queries = description_queries(&catalog, 2 * LATENCY_SAMPLES, 45);
+    let (mut graphql_samples, mut mcp_samples) = (Vec::new(), Vec::new());
+    for pair in queries.chunks(2) {
+        let started = Instant::now();
+        graphql(&client, &url, selection, &pair[0]).await;
+        graphql_samples.push(started.elapsed());
+        let started = Instant::now();
+        call(
+            &client,
+            &url,
+            "search",
+            json!({ "query": pair[1], "first": 5 }),
+        )
+        .await;
+        mcp_samples.push(started.elapsed());
+    }
+    println!("spotify  __search          {}", p50_p99(&graphql_samples));
+    println!("spotify  MCP search tool   {}", p50_p99(&mcp_samples));
+    println!(
+        "ratio of p50s (tool / __search): {:.2}",
+        quantile(&mcp_samples, 0.5).as_secs_f64() / quantile(&graphql_samples, 0.5).as_secs_f64()
+    );
+}
+
+fn main() {
+    let binary = router_binary("scripts/bench-mcp");
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let runs = |section: &str| only.is_empty() || only.iter().any(|o| section.contains(o.as_str()));
+    runtime.block_on(async {
+        if runs("tokens") {
+            tokens(&binary).await;
+        }
+        if runs("latency") {
+            latency(&binary).await;
+        }
+    });
+}
