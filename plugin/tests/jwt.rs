@@ -76,12 +76,43 @@ async fn sees_customer(router: &Router, token: Option<&str>) -> (bool, support::
 #[tokio::test]
 async fn tenant_from_a_token_signed_with_a_shared_secret() {
     let plugin = format!(
-        "tenants:\n  jwt:\n    secret: {SECRET}\n    issuer: {ISSUER}\n    audience: {AUDIENCE}\n{CONTRACTS}"
+        "tenants:\n  jwt:\n    secret: {SECRET}\n    issuer: {ISSUER}\n    audience: {AUDIENCE}\n{CONTRACTS}\n\
+         mcp:\n  enabled: true\n  listen: 127.0.0.1:{{port}}"
     );
     let router = Router::start(&support::example_supergraph(), &plugin, "").await;
 
     let staff = hs256(&claims("staff"), SECRET, None);
     assert!(sees_customer(&router, Some(&staff)).await.0);
+
+    // MCP clients send the same token: the same tenant, the same refusals.
+    let introspect = json!({ "coordinates": ["Query.customer"], "depth": 0 });
+    let as_token = |token: &str| format!("Bearer {token}");
+    let staff_bearer = as_token(&staff);
+    let answer = router
+        .mcp_call(
+            "introspect",
+            introspect.clone(),
+            &[("authorization", &staff_bearer)],
+        )
+        .await;
+    assert!(
+        support::mcp_text(&answer).1.contains("customer("),
+        "{answer}"
+    );
+    let public_bearer = as_token(&hs256(&claims("public"), SECRET, None));
+    let answer = router
+        .mcp_call(
+            "introspect",
+            introspect.clone(),
+            &[("authorization", &public_bearer)],
+        )
+        .await;
+    assert_eq!(support::mcp_code(&answer), "UNKNOWN_COORDINATE", "{answer}");
+    let forged = as_token(&hs256(&claims("staff"), "not-the-secret", None));
+    let answer = router
+        .mcp_call("introspect", introspect, &[("authorization", &forged)])
+        .await;
+    assert_eq!(support::mcp_code(&answer), "UNAUTHENTICATED", "{answer}");
 
     let public = hs256(&claims("public"), SECRET, None);
     let (seen, response) = sees_customer(&router, Some(&public)).await;
