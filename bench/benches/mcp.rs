@@ -2,25 +2,29 @@
 //!
 //! 1. Token economy, on github, saleor (each as a one-subgraph supergraph) and the spotify
 //!    showcase, 10 questions each (the first ten of our own `bench/questions/*-reads.jsonl`):
-//!    what one `__search(first: 5)` with the full `definition` selection answers (JSON),
-//!    against what the MCP texts an agent needs for the same answer (the `search` tool, and one
-//!    `introspect` of what the search text does not make usable), in characters and in o200k_base tokens
-//!    (tiktoken-rs). `usable` counts the hits an agent can use from the MCP texts alone: for a
-//!    field (or an argument of one), an operation reaching it down its path with its required
-//!    arguments as variables and a leaf of what it returns selected, written from the texts'
-//!    SDL by this bench and called `valid` by the `validate` tool; for a type, an input field
-//!    or an enum value, its definition. A hit the search text alone does not make usable is
-//!    `introspect`ed (depth 2), as an agent would.
-//! 2. Latency on spotify: the `search` tool over HTTP against `__search` (selecting what the
-//!    tool selects) in the same run, alternating request by request, every query new text.
+//!    what one `__search(first: 5)` with the full `definition` selection answers (JSON, and the
+//!    same JSON without nulls and emptied lists), against the MCP texts an agent needs for the
+//!    same use (the `search` tool, and `introspect` of what the search text does not make
+//!    usable), in characters and in o200k_base tokens (tiktoken-rs); and the `tools/list` an
+//!    agent reads once per session. `usable` counts the hits an agent can use from the MCP
+//!    texts alone: for a field (or an argument of one), an operation reaching it down its path
+//!    with its required arguments as variables and a leaf of what it returns selected, written
+//!    from the texts' SDL by this bench and called `valid` by the `validate` tool; for a type,
+//!    an input field or an enum value, its definition. A hit the search text alone does not
+//!    make usable is `introspect`ed (depth 2), as an agent would. `expected`: the answers the
+//!    questions want, when among the hits, defined in the texts.
+//! 2. Latency on github and spotify: the `search` tool over HTTP (which sends `__search`
+//!    through the router's HTTP entrance, then prints the slice) against `__search` selecting
+//!    what the tool selects, in the same run, alternating which goes first, every query new
+//!    text.
 //!
 //! `scripts/bench-mcp` builds the router and runs this (`tokens` or `latency` picks a part).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use apollo_compiler::ast::{Definition, FieldDefinition};
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use wayfinder_bench::{description_queries, p50_p99, quantile, router_binary, BenchRouter};
@@ -386,32 +390,75 @@ async fn usable(
     }
 }
 
+/// `value` without nulls, and without the lists and objects that leaves empty: the JSON a
+/// client that drops what says nothing would keep.
+fn compacted(value: &Value) -> Option<Value> {
+    match value {
+        Value::Null => None,
+        Value::Array(items) => {
+            let items: Vec<Value> = items.iter().filter_map(compacted).collect();
+            (!items.is_empty()).then_some(Value::Array(items))
+        }
+        Value::Object(fields) => {
+            let fields: serde_json::Map<String, Value> = fields
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), compacted(v)?)))
+                .collect();
+            (!fields.is_empty()).then_some(Value::Object(fields))
+        }
+        other => Some(other.clone()),
+    }
+}
+
+/// Sums over a schema's questions.
+#[derive(Default)]
+struct Tally {
+    full: (usize, usize),
+    compact: (usize, usize),
+    mcp: (usize, usize),
+    hits: usize,
+    usable: usize,
+    introspected: usize,
+    expected: usize,
+    expected_defined: usize,
+}
+
 async fn tokens(binary: &Path) {
     let bpe = tiktoken_rs::o200k_base().expect("the o200k_base ranks");
-    let count = |text: &str| bpe.encode_ordinary(text).len();
+    let measure = |text: &str| (text.chars().count(), bpe.encode_ordinary(text).len());
     println!(
-        "{:<8} {:>12} {:>8} {:>7} {:>13} {:>8} {:>7} {:>9} {:>11}",
+        "{:<8} {:>16} {:>16} {:>12} {:>14} {:>14} {:>7} {:>11} {:>9}",
         "schema",
-        "__search ch",
-        "mcp ch",
-        "ratio",
-        "__search tok",
-        "mcp tok",
-        "ratio",
+        "__search ch/tok",
+        "compact ch/tok",
+        "MCP ch/tok",
+        "ratio ch/tok",
+        "compact ratio",
         "usable",
-        "introspect"
+        "introspect",
+        "expected"
     );
     for (name, file, monolith) in SCHEMAS {
         let (router, _supergraph) = router(binary, name, &schema_path(file), monolith).await;
         let url = router.process.url.clone();
         let client = reqwest::Client::new();
+        if name == SCHEMAS[0].0 {
+            let list = tools_list(&client, &url).await;
+            let (chars, tokens) = measure(&list);
+            println!("tools/list, once per session: {chars} chars, {tokens} tokens");
+        }
         let questions = read_questions(&repo_path(&format!("bench/questions/{name}-reads.jsonl")))
             .expect("our own questions");
-        let (mut full_chars, mut mcp_chars, mut full_tokens, mut mcp_tokens) = (0, 0, 0, 0);
-        let (mut used_hits, mut usable_hits, mut introspections) = (0, 0, 0);
+        let mut tally = Tally::default();
+        let add = |sum: &mut (usize, usize), (chars, tokens): (usize, usize)| {
+            sum.0 += chars;
+            sum.1 += tokens;
+        };
         for question in questions.iter().take(QUESTIONS) {
             let full = graphql(&client, &url, FULL_SEARCH, &question.query).await;
             let full_text = serde_json::to_string(&full).expect("JSON");
+            let compact_text =
+                serde_json::to_string(&compacted(&full).unwrap_or(Value::Null)).expect("JSON");
 
             let search = call(
                 &client,
@@ -424,11 +471,12 @@ async fn tokens(binary: &Path) {
             known.read(&search);
             let mut mcp_text = search.clone();
             // A hit the search text does not let an agent use is introspected, as an agent
-            // would: its coordinate, one level deep.
+            // would: its coordinate, two levels deep.
             let mut introspected = false;
-            for (coordinate, path) in hits(&search) {
-                used_hits += 1;
-                if usable(&client, &url, &known, &coordinate, &path)
+            let hits = hits(&search);
+            for (coordinate, path) in &hits {
+                tally.hits += 1;
+                if usable(&client, &url, &known, coordinate, path)
                     .await
                     .is_err()
                 {
@@ -443,72 +491,112 @@ async fn tokens(binary: &Path) {
                     mcp_text.push_str(&text);
                     introspected = true;
                 }
-                match usable(&client, &url, &known, &coordinate, &path).await {
-                    Ok(()) => usable_hits += 1,
+                match usable(&client, &url, &known, coordinate, path).await {
+                    Ok(()) => tally.usable += 1,
                     Err(why) => println!("  {name} {:?}: {coordinate}: {why}", question.query),
                 }
             }
-            introspections += usize::from(introspected);
-            full_chars += full_text.chars().count();
-            mcp_chars += mcp_text.chars().count();
-            full_tokens += count(&full_text);
-            mcp_tokens += count(&mcp_text);
+            // The answer the question wants, when the search found it: defined in the texts.
+            for expected in &question.expected {
+                if hits.iter().any(|(hit, _)| hit == expected) {
+                    tally.expected += 1;
+                    tally.expected_defined +=
+                        usize::from(known.defined.contains(expected.as_str()));
+                }
+            }
+            tally.introspected += usize::from(introspected);
+            add(&mut tally.full, measure(&full_text));
+            add(&mut tally.compact, measure(&compact_text));
+            add(&mut tally.mcp, measure(&mcp_text));
         }
         let n = QUESTIONS.min(questions.len());
+        let ratio = |a: (usize, usize), b: (usize, usize)| {
+            format!(
+                "{:.1}x/{:.1}x",
+                a.0 as f64 / b.0 as f64,
+                a.1 as f64 / b.1 as f64
+            )
+        };
         println!(
-            "{name:<8} {:>12} {:>8} {:>6.1}x {:>13} {:>8} {:>6.1}x {:>6}/{used_hits} {:>8}/{n}",
-            full_chars / n,
-            mcp_chars / n,
-            full_chars as f64 / mcp_chars as f64,
-            full_tokens / n,
-            mcp_tokens / n,
-            full_tokens as f64 / mcp_tokens as f64,
-            usable_hits,
-            introspections,
+            "{name:<8} {:>16} {:>16} {:>12} {:>14} {:>14} {:>4}/{:<2} {:>8}/{n} {:>6}/{}",
+            format!("{}/{}", tally.full.0 / n, tally.full.1 / n),
+            format!("{}/{}", tally.compact.0 / n, tally.compact.1 / n),
+            format!("{}/{}", tally.mcp.0 / n, tally.mcp.1 / n),
+            ratio(tally.full, tally.mcp),
+            ratio(tally.compact, tally.mcp),
+            tally.usable,
+            tally.hits,
+            tally.introspected,
+            tally.expected_defined,
+            tally.expected,
         );
     }
     println!(
-        "(per question means; ratio = __search / MCP; usable: hits an agent can use from the MCP \
-         texts alone (a field: an operation reaching it, written from them, that `validate` calls \
-         valid); introspect: questions that needed it after `search`)"
+        "(per question means, characters/o200k tokens; ratio = __search / MCP; compact: the JSON \
+         without nulls and emptied lists; usable: hits an agent can use from the MCP texts alone \
+         (a field: an operation reaching it, written from them, that `validate` calls valid); \
+         introspect: questions that needed it after `search`; expected: answers the questions \
+         want, among the hits, defined in the MCP texts)"
     );
 }
 
+/// The `tools/list` answer an agent reads once per session.
+async fn tools_list(client: &reqwest::Client, url: &str) -> String {
+    client
+        .post(format!("{url}mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }))
+        .send()
+        .await
+        .expect("an MCP POST")
+        .text()
+        .await
+        .expect("an answer")
+}
+
 async fn latency(binary: &Path) {
-    let (name, file, monolith) = SCHEMAS[2];
-    let schema = schema_path(file);
-    let catalog = Catalog::from_file(&schema, CatalogOptions::default()).expect("spotify");
-    let (router, _supergraph) = router(binary, name, &schema, monolith).await;
-    let url = router.process.url.clone();
-    let client = reqwest::Client::new();
-    let selection = "query Find($q: String!) { __search(query: $q, first: 5) { coordinate score cursor pathsToRoot } }";
-    // Warm-up: connections, allocator, the model's first runs.
-    for query in description_queries(&catalog, 20, 3) {
-        graphql(&client, &url, selection, &query).await;
-        call(&client, &url, "search", json!({ "query": query })).await;
+    for (name, file, monolith) in [SCHEMAS[0], SCHEMAS[2]] {
+        let schema = schema_path(file);
+        let catalog = Catalog::from_file(&schema, CatalogOptions::default()).expect("a catalog");
+        let (router, _supergraph) = router(binary, name, &schema, monolith).await;
+        let url = router.process.url.clone();
+        let client = reqwest::Client::new();
+        let selection = "query Find($q: String!) { __search(query: $q, first: 5) { coordinate score cursor pathsToRoot } }";
+        // Warm-up: connections, allocator, the model's first runs.
+        for query in description_queries(&catalog, 20, 3) {
+            graphql(&client, &url, selection, &query).await;
+            call(&client, &url, "search", json!({ "query": query })).await;
+        }
+        let queries = description_queries(&catalog, 2 * LATENCY_SAMPLES, 45);
+        let (mut graphql_samples, mut mcp_samples) = (Vec::new(), Vec::new());
+        // Each pair in turn starts with the other, so neither gains from going first.
+        for (i, pair) in queries.chunks(2).enumerate() {
+            for turn in 0..2 {
+                let started = Instant::now();
+                if (i + turn) % 2 == 0 {
+                    graphql(&client, &url, selection, &pair[0]).await;
+                    graphql_samples.push(started.elapsed());
+                } else {
+                    call(
+                        &client,
+                        &url,
+                        "search",
+                        json!({ "query": pair[1], "first": 5 }),
+                    )
+                    .await;
+                    mcp_samples.push(started.elapsed());
+                }
+            }
+        }
+        println!("{name:<8} __search          {}", p50_p99(&graphql_samples));
+        println!("{name:<8} MCP search tool   {}", p50_p99(&mcp_samples));
+        println!(
+            "{name:<8} ratio of p50s (tool / __search): {:.2}",
+            quantile(&mcp_samples, 0.5).as_secs_f64()
+                / quantile(&graphql_samples, 0.5).as_secs_f64()
+        );
     }
-    let queries = description_queries(&catalog, 2 * LATENCY_SAMPLES, 45);
-    let (mut graphql_samples, mut mcp_samples) = (Vec::new(), Vec::new());
-    for pair in queries.chunks(2) {
-        let started = Instant::now();
-        graphql(&client, &url, selection, &pair[0]).await;
-        graphql_samples.push(started.elapsed());
-        let started = Instant::now();
-        call(
-            &client,
-            &url,
-            "search",
-            json!({ "query": pair[1], "first": 5 }),
-        )
-        .await;
-        mcp_samples.push(started.elapsed());
-    }
-    println!("spotify  __search          {}", p50_p99(&graphql_samples));
-    println!("spotify  MCP search tool   {}", p50_p99(&mcp_samples));
-    println!(
-        "ratio of p50s (tool / __search): {:.2}",
-        quantile(&mcp_samples, 0.5).as_secs_f64() / quantile(&graphql_samples, 0.5).as_secs_f64()
-    );
 }
 
 fn main() {

@@ -41,26 +41,33 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Mcp {
-    /// Serve it.
+    /// Serve the endpoint. Default false.
     pub enabled: bool,
-    /// Its path.
+    /// Its path on `listen`; not `/`, the router's GraphQL path by default. Default `/mcp`.
     pub path: String,
-    /// The address it listens on. Set it to `supergraph.listen` to share the router's port
-    /// (the default is the router's default address); another address opens a listener of
-    /// its own.
+    /// The address it is served on. To share the router's port it must be `supergraph.listen`
+    /// itself: the router refuses to start when one port is given two addresses (say
+    /// `0.0.0.0:4000` there and this default, `127.0.0.1:4000`, the router's own default).
+    /// Another port opens a listener of its own; set `graphql_url` then.
     pub listen: std::net::SocketAddr,
-    /// Where `execute` sends operations: the router's own GraphQL endpoint, so that its
-    /// authentication, limits, telemetry and coprocessors apply. Default: `http://` +
-    /// `listen` (its loopback address when `listen` is unspecified, `0.0.0.0`) + `/`.
+    /// The router's GraphQL endpoint, which every tool reaches with the caller's headers, so
+    /// that the router's authentication, limits, telemetry and coprocessors apply. Default:
+    /// `http://` + `listen` (its loopback address when `listen` is unspecified, `0.0.0.0`) +
+    /// `/`; set it when `listen` is not the router's address, `supergraph.path` is not `/`, or
+    /// the router serves TLS.
     pub graphql_url: Option<String>,
-    /// Let `execute` run mutations. Subscriptions are always refused.
+    /// Let `execute` run mutations. Subscriptions are always refused. Default false.
     pub allow_mutations: bool,
-    /// `Host` header values accepted, with or without a port (DNS rebinding protection).
-    /// Default: the loopback names; list the names clients reach the router by.
+    /// `Host` header values accepted, with or without a port, against DNS rebinding. Default:
+    /// the loopback names; list the names clients reach the router by.
     pub allowed_hosts: Vec<String>,
-    /// Largest request body, in bytes; a larger one is answered `413`.
+    /// Largest request body, in bytes; a larger one is answered `413`. Default 2 MiB.
     pub max_request_bytes: usize,
-    /// Longest an `execute` call waits for the router's answer, e.g. `30s`.
+    /// Longest answer a tool returns, in characters: an SDL slice stops at a definition
+    /// before it and says how many it left out; a longer GraphQL answer is refused with
+    /// `MCP_ANSWER_TOO_LARGE`. Default 100000 (about 25000 tokens).
+    pub max_text_chars: usize,
+    /// Longest a tool waits for the router's answer, e.g. `30s`. Default 30 s.
     #[serde(with = "humantime_serde")]
     #[schemars(with = "String")]
     pub execute_timeout: Duration,
@@ -76,6 +83,7 @@ impl Default for Mcp {
             allow_mutations: false,
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
             max_request_bytes: 2 * 1024 * 1024,
+            max_text_chars: 100_000,
             execute_timeout: Duration::from_secs(30),
         }
     }
@@ -674,6 +682,15 @@ impl Config {
         }
         if mcp.max_request_bytes < 1024 {
             return Err(invalid("mcp.max_request_bytes", "must be at least 1024"));
+        }
+        if mcp.max_text_chars < 1000 {
+            return Err(invalid("mcp.max_text_chars", "must be at least 1000"));
+        }
+        if mcp.allowed_hosts.is_empty() {
+            return Err(invalid(
+                "mcp.allowed_hosts",
+                "list at least one host (none would let any Host header through)",
+            ));
         }
         if mcp.execute_timeout.is_zero() {
             return Err(invalid("mcp.execute_timeout", "must be longer than 0"));

@@ -47,8 +47,12 @@ pub enum Code {
     MutationRefused,
     /// The MCP `execute` tool runs no subscription.
     SubscriptionRefused,
-    /// The router's GraphQL endpoint could not be reached from the MCP `execute` tool.
+    /// The router's GraphQL endpoint (`mcp.graphql_url`) could not be reached from an MCP tool.
     Unreachable,
+    /// The router did not answer an MCP tool within `mcp.execute_timeout`.
+    RouterTimeout,
+    /// An MCP tool's answer would be longer than `mcp.max_text_chars`.
+    AnswerTooLarge,
     /// The rest of a mixed operation could not be merged (a streamed or non-JSON answer).
     UnsupportedResponse,
     Internal,
@@ -89,6 +93,8 @@ impl Code {
             Code::MutationRefused => "MCP_MUTATION_REFUSED",
             Code::SubscriptionRefused => "MCP_SUBSCRIPTION_REFUSED",
             Code::Unreachable => "MCP_ROUTER_UNREACHABLE",
+            Code::RouterTimeout => "MCP_ROUTER_TIMEOUT",
+            Code::AnswerTooLarge => "MCP_ANSWER_TOO_LARGE",
             Code::Internal => "INTERNAL_SERVER_ERROR",
         }
     }

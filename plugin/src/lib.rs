@@ -7,8 +7,8 @@
 //! ([`runtime`]), which indexes it in the background -> per request ([`service`]): HTTP ->
 //! GraphQL requests ([`request`]) -> the tenant ([`tenant`]) and what its contract lets it run
 //! and introspect ([`gate`]) -> a checked, split operation ([`operation`]) -> answers
-//! ([`answer`], [`definitions`]) merged with the router's. The [`mcp`] endpoint's tools take
-//! the same path for `search` and `introspect`.
+//! ([`answer`], [`definitions`]) merged with the router's. The [`mcp`] endpoint's tools reach
+//! the same path through the router's own HTTP entrance.
 //! Spans and [`metrics`] leave through the router's telemetry.
 
 pub mod answer;
@@ -25,7 +25,7 @@ pub mod runtime;
 pub mod service;
 pub mod tenant;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use apollo_router::layers::ServiceBuilderExt;
 use apollo_router::plugin::{Plugin, PluginInit};
@@ -38,7 +38,7 @@ use wayfinder_supergraph::{Catalog, CatalogError, CatalogOptions};
 
 pub use config::Config;
 use runtime::RuntimeError;
-use service::{Inner, Instance, InstanceError};
+use service::{Instance, InstanceError};
 
 /// Why the plugin cannot be built for a supergraph; the router stays on its previous pipeline.
 #[derive(Debug, thiserror::Error)]
@@ -54,8 +54,6 @@ pub enum StartError {
 /// The plugin; `None` inside when `enabled: false`.
 pub struct Search {
     instance: Option<Arc<Instance>>,
-    /// The rest of this pipeline, once the router built it (the MCP tools call through it).
-    inner: Arc<OnceLock<Inner>>,
     mcp: Option<mcp::Server>,
 }
 
@@ -72,7 +70,6 @@ impl Plugin for Search {
             }
             return Ok(Search {
                 instance: None,
-                inner: Arc::default(),
                 mcp: None,
             });
         }
@@ -97,16 +94,14 @@ impl Plugin for Search {
         .await??;
         metrics::register_gauges();
         let instance = Arc::new(instance);
-        let inner = Arc::default();
         let mcp = instance
             .config
             .mcp
             .enabled
-            .then(|| mcp::Server::new(Arc::clone(&instance), Arc::clone(&inner)))
+            .then(|| mcp::Server::new(Arc::clone(&instance)))
             .transpose()?;
         Ok(Search {
             instance: Some(instance),
-            inner,
             mcp,
         })
     }
@@ -117,8 +112,6 @@ impl Plugin for Search {
         };
         let instance = Arc::clone(instance);
         let inner = ServiceBuilder::new().buffered().service(service);
-        // The router builds one pipeline per plugin instance.
-        let _ = self.inner.set(inner.clone());
         ServiceBuilder::new()
             .service_fn(move |request: router::Request| {
                 Arc::clone(&instance).handle(request, inner.clone())

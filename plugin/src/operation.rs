@@ -201,6 +201,33 @@ fn is_semantic(name: &str) -> bool {
     name == SEARCH || name == DEFINITIONS
 }
 
+/// `query`'s syntax, within the parser limits: every syntax error, `PARSING_ERROR`.
+pub fn parse(query: &str, limits: &Limits) -> Result<apollo_compiler::ast::Document, Refusal> {
+    apollo_compiler::parser::Parser::new()
+        .token_limit(limits.parser_max_tokens)
+        .recursion_limit(limits.parser_max_recursion)
+        .parse_ast(query, SOURCE_NAME)
+        .map_err(|invalid| {
+            Refusal::from_diagnostics(&invalid.errors, Code::ParseFailed, |message| {
+                format!("parsing error: {message}")
+            })
+        })
+}
+
+/// [`parse_and_validate`] without its one leniency: every validation error counts, as for an
+/// operation nothing validates again.
+pub fn parse_and_validate_strictly(
+    schema: &Valid<Schema>,
+    query: &str,
+    limits: &Limits,
+) -> Result<Valid<ExecutableDocument>, Refusal> {
+    parse(query, limits)?
+        .to_executable_validate(schema)
+        .map_err(|invalid| {
+            Refusal::from_diagnostics(&invalid.errors, Code::ValidationFailed, str::to_string)
+        })
+}
+
 /// As the router does, and with its errors (graphql-js's words): syntax first (every syntax
 /// error, `PARSING_ERROR`), then the document against `schema` (every validation error,
 /// `GRAPHQL_VALIDATION_FAILED`), so that a tenant is told what a router serving its schema
@@ -210,16 +237,7 @@ pub fn parse_and_validate(
     query: &str,
     limits: &Limits,
 ) -> Result<Valid<ExecutableDocument>, Refusal> {
-    let ast = apollo_compiler::parser::Parser::new()
-        .token_limit(limits.parser_max_tokens)
-        .recursion_limit(limits.parser_max_recursion)
-        .parse_ast(query, SOURCE_NAME)
-        .map_err(|invalid| {
-            Refusal::from_diagnostics(&invalid.errors, Code::ParseFailed, |message| {
-                format!("parsing error: {message}")
-            })
-        })?;
-    match ast.to_executable_validate(schema) {
+    match parse(query, limits)?.to_executable_validate(schema) {
         Ok(valid) => Ok(valid),
         // The specification's own introspection types differ in nullability (`__Type.name`
         // is `String`, `__Field.name` is `String!`), so a selection such as

@@ -74,6 +74,7 @@ pub struct Instance {
 }
 
 /// One tenant's view of the API.
+#[derive(Clone)]
 pub struct View {
     /// `None` without `tenants`.
     pub tenant: Option<String>,
@@ -616,26 +617,17 @@ impl Instance {
         let introspection = gate.cloned().zip(prepared.introspection.clone());
         if prepared.semantic_fields == 0 {
             // Introspection alone: the engine's threads are for searches, which may be busy.
-            let _permit =
-                self.introspecting.acquire().await.map_err(|_| {
-                    RequestError::new(Code::Internal, "the plugin is shutting down")
-                })?;
             let document = Arc::clone(&prepared.document);
-            return tokio::task::spawn_blocking(move || {
-                let mut answered = answer::Answered {
-                    data: Some(Value::Object(Default::default())),
-                    ..Default::default()
-                };
-                introspect_into(&mut answered, introspection, &document, &variables);
-                answered
-            })
-            .await
-            .map_err(|_| {
-                RequestError::new(
-                    Code::Internal,
-                    "the introspection task failed (see the router's log)",
-                )
-            });
+            return self
+                .blocking(move || {
+                    let mut answered = answer::Answered {
+                        data: Some(Value::Object(Default::default())),
+                        ..Default::default()
+                    };
+                    introspect_into(&mut answered, introspection, &document, &variables);
+                    answered
+                })
+                .await;
         }
         let schema = Arc::clone(gate.map_or(&self.schema, |gate| &gate.semantic));
         let document = Arc::clone(&prepared.document);
@@ -760,32 +752,23 @@ impl Instance {
         })
     }
 
-    /// The body answering `graphql`, an operation of `__search` or `__definitions` alone, as
-    /// a GraphQL request with `parts`' headers is answered: the same tenant, contract,
-    /// introspection setting, limits and quota.
-    pub async fn answer_own(
+    /// Runs `work` (CPU-bound schema walking) on a blocking thread, as one of the
+    /// introspections answered at once (one per core; the rest wait).
+    pub async fn blocking<T: Send + 'static>(
         &self,
-        graphql: GraphqlRequest,
-        parts: &http::request::Parts,
-        inner: &Inner,
-    ) -> Value {
-        let gate = match self.gate(&parts.headers) {
-            Ok(gate) => gate,
-            Err(error) => return Reply::error(&error).body,
-        };
-        match self
-            .reply(graphql, parts, &Context::new(), inner, gate.as_ref())
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, RequestError> {
+        let _permit = self
+            .introspecting
+            .acquire()
             .await
-        {
-            Outcome::Answered(reply) => reply.body,
-            Outcome::PassThrough(..) => {
-                Reply::error(&RequestError::new(
-                    Code::Internal,
-                    "the operation uses neither __search nor __definitions",
-                ))
-                .body
-            }
-        }
+            .map_err(|_| RequestError::new(Code::Internal, "the plugin is shutting down"))?;
+        tokio::task::spawn_blocking(work).await.map_err(|_| {
+            RequestError::new(
+                Code::Internal,
+                "a schema task failed (see the router's log)",
+            )
+        })
     }
 
     async fn introspection_allowed(&self, inner: &Inner) -> bool {

@@ -204,3 +204,46 @@ mcp:
         .await;
     assert_eq!(mcp_code(&answer), "SEARCH_RATE_LIMITED", "{answer}");
 }
+
+#[tokio::test]
+async fn every_tool_passes_the_routers_own_router_stage_plugins() {
+    // A Rhai script at the router stage (which runs before this plugin, and never for a web
+    // endpoint) refuses some callers, as authentication or a coprocessor would: every tool
+    // reaches the API through the router's entrance, so every tool is refused with it.
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    std::fs::write(
+        dir.path().join("main.rhai"),
+        r#"
+fn router_service(service) {
+    service.map_request(|request| {
+        if request.headers.contains("x-blocked") {
+            throw #{ status: 403, message: "blocked by the router's own policy" };
+        }
+    });
+}
+"#,
+    )
+    .expect("writes the script");
+    let rhai = format!(
+        "{EXAMPLE_MOCKS}\nrhai:\n  scripts: {}\n  main: main.rhai",
+        dir.path().display()
+    );
+    let router = Router::start(&support::example_supergraph(), PLUGIN, &rhai).await;
+    for (tool, arguments) in [
+        ("search", json!({ "query": "books a customer ordered" })),
+        ("introspect", json!({ "coordinates": ["Customer"] })),
+        ("validate", json!({ "operation": "{ me { id } }" })),
+        ("execute", json!({ "query": "{ me { displayName } }" })),
+    ] {
+        let refused = router
+            .mcp_call(tool, arguments.clone(), &[("x-blocked", "yes")])
+            .await;
+        let (error, text) = mcp_text(&refused);
+        assert!(
+            error && text.contains("blocked by the router's own policy"),
+            "{tool}: {refused}"
+        );
+        let admitted = router.mcp_call(tool, arguments, &[]).await;
+        assert!(!mcp_text(&admitted).0, "{tool}: {admitted}");
+    }
+}

@@ -2,21 +2,24 @@
 //! Context Protocol's streamable HTTP through the official SDK (`rmcp`), stateless, so any
 //! replica of a fleet answers any call. A call flows: HTTP -> the SDK's JSON-RPC -> [`Server`]
 //! (the tenant from the same header or JWT as `__search`, a `wayfinder.mcp.call` span, the
-//! `wayfinder.mcp.calls` metric) -> a tool ([`tools`]) -> text for the model, or GraphQL
-//! errors with our codes in a tool result marked as an error. An unknown tool is the one
-//! JSON-RPC error (`-32602`, `data.code` `MCP_UNKNOWN_TOOL`).
+//! `wayfinder.mcp.calls` metric) -> a tool ([`tools`]), which reaches the API through the
+//! router's own GraphQL endpoint with the caller's headers ([`Caller::graphql`]): a web
+//! endpoint skips the router's pipeline, and only its HTTP entrance runs the router-stage
+//! plugins before this one (authentication, coprocessors, telemetry, traffic shaping) -> text
+//! for the model, or GraphQL errors with our codes in a tool result marked as an error. An
+//! unknown tool is the one JSON-RPC error (`-32602`, `data.code` `MCP_UNKNOWN_TOOL`).
 
 pub mod slice;
 pub mod tools;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use apollo_router::services::router;
 use apollo_router::{Endpoint, ListenAddr};
 use http_body_util::BodyExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ToolAnnotations,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -27,8 +30,7 @@ use tower::{BoxError, ServiceExt};
 use tracing::Instrument;
 
 use crate::error::Code;
-use crate::request::{GraphqlRequest, JsonMap};
-use crate::service::{Inner, Instance, View};
+use crate::service::{Instance, View};
 use tools::{Failure, Outcome, Tool};
 
 const INSTRUCTIONS: &str = "Tools for one GraphQL API. To answer a question with data: \
@@ -39,9 +41,6 @@ operation, `validate` it, then `execute` it.";
 #[derive(Clone)]
 pub struct Server {
     instance: Arc<Instance>,
-    /// The rest of this pipeline, which the plugin's GraphQL path needs (to learn the router's
-    /// introspection setting); set when the router builds the pipeline.
-    inner: Arc<OnceLock<Inner>>,
     client: reqwest::Client,
     tools: Arc<[rmcp::model::Tool]>,
 }
@@ -53,27 +52,59 @@ struct RequestSpan(tracing::Span);
 
 /// What a tool call acts with: who calls, and what it sees.
 pub struct Caller<'a> {
-    pub instance: &'a Instance,
+    pub instance: &'a Arc<Instance>,
     pub view: View,
     pub parts: &'a http::request::Parts,
-    pub inner: &'a Inner,
     pub client: &'a reqwest::Client,
 }
 
 impl Caller<'_> {
-    /// `query` (of `__search` or `__definitions` alone) answered by the plugin's GraphQL path
-    /// as if the caller had sent it: its data, or its errors.
-    pub async fn own(&self, query: &str, variables: JsonMap) -> Result<Value, Failure> {
-        let graphql = GraphqlRequest {
-            query: Some(query.to_string()),
-            variables,
-            ..Default::default()
-        };
-        let body = self
-            .instance
-            .answer_own(graphql, self.parts, self.inner)
-            .await;
-        match body.get("errors").and_then(Value::as_array) {
+    /// `body`, a GraphQL request, posted to the router's GraphQL endpoint with the caller's
+    /// headers: the router's JSON answer, whatever its status.
+    pub async fn graphql(&self, body: &serde_json::Value) -> Result<Value, Failure> {
+        let mcp = &self.instance.config.mcp;
+        let url = mcp.graphql_url();
+        let response = self
+            .client
+            .post(&url)
+            .headers(forwarded_headers(&self.parts.headers))
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| unanswered(&e, &url, mcp.execute_timeout))?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| unanswered(&e, &url, mcp.execute_timeout))?;
+        if bytes.len() > mcp.max_text_chars {
+            return Err(Failure::new(
+                Code::AnswerTooLarge,
+                format!(
+                    "the answer has {} bytes; at most {} are returned: select less",
+                    bytes.len(),
+                    mcp.max_text_chars
+                ),
+            ));
+        }
+        serde_json::from_slice(&bytes).map_err(|_| {
+            Failure::new(
+                Code::UnsupportedResponse,
+                format!(
+                    "{url} answered {status} with a body that is not JSON: is `mcp.graphql_url` \
+                     the router's GraphQL endpoint?"
+                ),
+            )
+        })
+    }
+
+    /// `query` (of `__search` or `__definitions` alone) with `variables`, answered as the
+    /// caller's own request would be: its data, or its errors.
+    pub async fn own(&self, query: &str, variables: serde_json::Value) -> Result<Value, Failure> {
+        let answer = self
+            .graphql(&serde_json::json!({ "query": query, "variables": variables }))
+            .await?;
+        match answer.get("errors").and_then(Value::as_array) {
             // Where they point is in a text the caller never wrote.
             Some(errors) if !errors.is_empty() => Err(Failure(
                 errors
@@ -88,48 +119,81 @@ impl Caller<'_> {
                     })
                     .collect(),
             )),
-            _ => Ok(body.get("data").cloned().unwrap_or(Value::Null)),
+            _ => Ok(answer.get("data").cloned().unwrap_or(Value::Null)),
         }
     }
 }
 
+/// The error for a request to the router that got no answer.
+fn unanswered(error: &reqwest::Error, url: &str, timeout: std::time::Duration) -> Failure {
+    if error.is_timeout() {
+        return Failure::new(
+            Code::RouterTimeout,
+            format!(
+                "{url} did not answer within {} (`mcp.execute_timeout`)",
+                humantime::format_duration(timeout)
+            ),
+        );
+    }
+    Failure::new(
+        Code::Unreachable,
+        format!("the router's GraphQL endpoint {url} did not answer: {error}"),
+    )
+}
+
+/// The caller's headers, for the router to see the same client (its credentials, tenant and
+/// trace), without those of the MCP exchange and of the connection (hop by hop).
+fn forwarded_headers(headers: &http::HeaderMap) -> http::HeaderMap {
+    let mut forwarded = headers.clone();
+    let named_by_connection: Vec<http::HeaderName> = headers
+        .get_all(http::header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| http::HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in named_by_connection {
+        forwarded.remove(name);
+    }
+    for name in [
+        http::header::HOST,
+        http::header::CONTENT_LENGTH,
+        http::header::CONTENT_TYPE,
+        http::header::ACCEPT,
+        http::header::ACCEPT_ENCODING,
+        http::header::CONNECTION,
+        http::header::TRANSFER_ENCODING,
+        http::header::UPGRADE,
+        http::header::TE,
+        http::header::TRAILER,
+        http::header::PROXY_AUTHORIZATION,
+    ] {
+        forwarded.remove(name);
+    }
+    for name in [
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+        "last-event-id",
+        "keep-alive",
+        "proxy-connection",
+    ] {
+        forwarded.remove(name);
+    }
+    forwarded
+}
+
 impl Server {
-    pub fn new(instance: Arc<Instance>, inner: Arc<OnceLock<Inner>>) -> Result<Self, BoxError> {
+    pub fn new(instance: Arc<Instance>) -> Result<Self, BoxError> {
         let mcp = &instance.config.mcp;
         let client = reqwest::Client::builder()
             .timeout(mcp.execute_timeout)
             .no_proxy()
             .build()?;
-        let read_only = ToolAnnotations::new().read_only(true);
-        let tools = [
-            rmcp::model::Tool::new(
-                Tool::Search.name(),
-                tools::SEARCH_DESCRIPTION,
-                tools::input_schema::<tools::SearchArgs>(),
-            )
-            .with_annotations(read_only.clone()),
-            rmcp::model::Tool::new(
-                Tool::Introspect.name(),
-                tools::INTROSPECT_DESCRIPTION,
-                tools::input_schema::<tools::IntrospectArgs>(),
-            )
-            .with_annotations(read_only.clone()),
-            rmcp::model::Tool::new(
-                Tool::Validate.name(),
-                tools::VALIDATE_DESCRIPTION,
-                tools::input_schema::<tools::ValidateArgs>(),
-            )
-            .with_annotations(read_only.clone()),
-            rmcp::model::Tool::new(
-                Tool::Execute.name(),
-                tools::execute_description(mcp.allow_mutations),
-                tools::input_schema::<tools::ExecuteArgs>(),
-            )
-            .with_annotations(ToolAnnotations::new().read_only(!mcp.allow_mutations)),
-        ];
+        let tools = Tool::ALL.map(|tool| tool.definition(mcp.allow_mutations));
         Ok(Server {
             instance,
-            inner,
             client,
             tools: Arc::from(tools),
         })
@@ -197,28 +261,20 @@ impl Server {
     ) -> Outcome {
         let view = self.instance.view(&parts.headers)?;
         tenant.clone_from(&view.tenant);
-        let inner = self.inner.get().ok_or_else(|| {
-            Failure::new(Code::NotReady, "the router's pipeline is not ready yet")
-        })?;
         let caller = Caller {
             instance: &self.instance,
             view,
             parts,
-            inner,
             client: &self.client,
         };
-        let limits = &self.instance.config.limits;
+        let name = tool.name();
         match tool {
-            Tool::Search => tools::search(&caller, tools::arguments("search", arguments)?).await,
+            Tool::Search => tools::search(&caller, tools::arguments(name, arguments)?).await,
             Tool::Introspect => {
-                tools::introspect(&caller, tools::arguments("introspect", arguments)?).await
+                tools::introspect(&caller, tools::arguments(name, arguments)?).await
             }
-            Tool::Validate => tools::validate(
-                &caller.view,
-                limits,
-                tools::arguments("validate", arguments)?,
-            ),
-            Tool::Execute => tools::execute(&caller, tools::arguments("execute", arguments)?).await,
+            Tool::Validate => tools::validate(&caller, tools::arguments(name, arguments)?).await,
+            Tool::Execute => tools::execute(&caller, tools::arguments(name, arguments)?).await,
         }
     }
 }
@@ -243,14 +299,14 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.instance.metrics.serving();
         let tool = Tool::named(&request.name);
-        let no_parts;
-        let parts = match context.extensions.get::<http::request::Parts>() {
-            Some(parts) => parts,
-            None => {
-                no_parts = http::Request::new(()).into_parts().0;
-                &no_parts
-            }
+        // The SDK hands every call its HTTP request's parts; without them there is no tenant.
+        let Some(parts) = context.extensions.get::<http::request::Parts>() else {
+            return Err(ErrorData::internal_error(
+                "the MCP call came without its HTTP request",
+                Some(serde_json::json!({ "code": Code::Internal.as_str() })),
+            ));
         };
         let parent = parts.extensions.get::<RequestSpan>().and_then(|s| s.0.id());
         let span = tracing::info_span!(
@@ -263,7 +319,9 @@ impl ServerHandler for Server {
         let Some(tool) = tool else {
             let code = Code::UnknownTool.as_str();
             span.record("outcome", code);
-            self.instance.metrics.record_mcp_call("unknown", "", code);
+            self.instance
+                .metrics
+                .record_mcp_call("unknown", "", "error");
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool `{}`: the tools are search, introspect, validate and execute",

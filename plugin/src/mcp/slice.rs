@@ -31,6 +31,8 @@ struct Shown {
     whole: Option<Whole>,
     /// Arguments, by (field, argument), printed with their descriptions.
     arguments: IndexSet<(Name, Name)>,
+    /// A search hit: its own description is printed.
+    hit: bool,
 }
 
 impl Shown {
@@ -122,18 +124,8 @@ impl<'a> Slice<'a> {
         let name = member.name.clone();
         match member.kind {
             kind if kind.is_type() => self.whole(&name, true, usize::MAX, depth),
-            MemberKind::Field => {
-                if let Some(parent) = parent {
-                    self.field(&parent, &name, depth, true);
-                }
-            }
-            MemberKind::Argument => {
-                let field = member.parent.map(|id| self.scope.catalog.member(id));
-                let owner = field
-                    .and_then(|f| f.parent)
-                    .map(|id| self.scope.catalog.member(id));
-                if let (Some(field), Some(owner)) = (field, owner) {
-                    let (field, owner) = (field.name.clone(), owner.name.clone());
+            MemberKind::Field | MemberKind::Argument => {
+                if let Some((owner, field)) = self.field_of(coordinate) {
                     self.field(&owner, &field, depth, true);
                 }
             }
@@ -161,18 +153,12 @@ impl<'a> Slice<'a> {
         for step in path.iter().filter(|step| step.as_str() != coordinate) {
             if let Some((owner, field)) = self.field_of(step) {
                 self.field(&owner, &field, 0, false);
-            } else if let Some(input) = self
+            } else if self
                 .scope
                 .member(step)
-                .filter(|m| m.kind == MemberKind::InputField)
-                .and_then(|m| m.parent)
+                .is_some_and(|m| m.kind == MemberKind::InputField)
             {
-                let input = self.scope.catalog.member(input).name.clone();
-                self.whole(&input, false, HIT_TYPE_FIELDS, 0);
-                let field = step.rsplit('.').next().and_then(|f| Name::new(f).ok());
-                if let (Some(shown), Some(field)) = (self.types.get_mut(input.as_str()), field) {
-                    shown.fields.entry(field).or_insert(false);
-                }
+                self.in_compact_parent(step, false);
             }
         }
         let Some(member) = self.scope.member(coordinate) else {
@@ -211,20 +197,33 @@ impl<'a> Slice<'a> {
                 self.down_to_leaves(&returned, LEAF_DEPTH);
             }
             MemberKind::InputField | MemberKind::EnumValue => {
-                let Some(parent) = member.parent.map(|id| self.scope.catalog.member(id)) else {
-                    return;
-                };
-                let (parent, name) = (parent.name.clone(), member.name.clone());
-                self.whole(&parent, false, HIT_TYPE_FIELDS, 0);
-                if let (Some(shown), Ok(name)) =
-                    (self.types.get_mut(parent.as_str()), Name::new(&name))
-                {
-                    shown.fields.insert(name, true);
+                self.in_compact_parent(coordinate, true);
+            }
+            kind if kind.is_type() => {
+                let name = member.name.clone();
+                self.whole(&name, false, HIT_TYPE_FIELDS, 0);
+                if let Some(shown) = self.types.get_mut(name.as_str()) {
+                    shown.hit = true;
                 }
             }
             _ => {
                 self.member(coordinate, 0);
             }
+        }
+    }
+
+    /// Adds the input field or enum value at `coordinate` to its type, shown compactly.
+    fn in_compact_parent(&mut self, coordinate: &str, described: bool) {
+        let Some(member) = self.scope.member(coordinate) else {
+            return;
+        };
+        let Some(parent) = member.parent.map(|id| self.scope.catalog.member(id)) else {
+            return;
+        };
+        let (parent, name) = (parent.name.clone(), member.name.clone());
+        self.whole(&parent, false, HIT_TYPE_FIELDS, 0);
+        if let (Some(shown), Ok(name)) = (self.types.get_mut(parent.as_str()), Name::new(&name)) {
+            *shown.fields.entry(name).or_default() |= described;
         }
     }
 
@@ -246,13 +245,7 @@ impl<'a> Slice<'a> {
                     .any(|a| a.ty.is_non_null() && a.default_value.is_none())
             })
             .collect();
-        let leaf = |f: &&Component<FieldDefinition>| {
-            schema
-                .types
-                .get(f.ty.inner_named_type())
-                .is_some_and(|t| t.is_leaf())
-        };
-        if depth == 0 || plain.iter().any(leaf) {
+        if depth == 0 || plain.iter().any(|f| returns_leaf(schema, f)) {
             return;
         }
         let below: Vec<Name> = plain
@@ -277,17 +270,33 @@ impl<'a> Slice<'a> {
         Some((owner.name.clone(), field.name.clone()))
     }
 
-    /// The slice as SDL; empty when nothing was added.
-    pub fn sdl(&self) -> String {
+    /// The slice as SDL, at most about `room` characters: definitions past it are left out
+    /// and counted in a closing comment. Empty when nothing was added.
+    pub fn sdl(&self, room: usize) -> String {
         let mut out = String::new();
         let schema = self.scope.catalog.api_schema();
+        let mut left_out = 0;
         for (name, shown) in &self.types {
-            if let Some(ty) = schema.types.get(name) {
-                if !out.is_empty() {
-                    out.push('\n');
-                }
-                self.print_type(&mut out, ty, shown);
+            let Some(ty) = schema.types.get(name) else {
+                continue;
+            };
+            let mut definition = String::new();
+            self.print_type(&mut definition, ty, shown);
+            if out.len() + definition.len() > room {
+                left_out += 1;
+                continue;
             }
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&definition);
+        }
+        if left_out > 0 {
+            let _ = writeln!(
+                out,
+                "\n# {left_out} more definitions left out (`mcp.max_text_chars`): ask for fewer \
+                 coordinates or less depth"
+            );
         }
         for name in &self.directives {
             if let Some(definition) = schema.directive_definitions.get(name) {
@@ -296,7 +305,9 @@ impl<'a> Slice<'a> {
                 }
                 description(&mut out, "", definition.description.as_deref());
                 let _ = write!(out, "directive @{name}");
-                self.print_arguments(&mut out, &definition.arguments, |_| true);
+                let arguments: Vec<Node<InputValueDefinition>> =
+                    self.directive_arguments(definition).cloned().collect();
+                self.print_arguments(&mut out, &arguments, |_| true);
                 if definition.repeatable {
                     out.push_str(" repeatable");
                 }
@@ -339,9 +350,8 @@ impl<'a> Slice<'a> {
         };
         self.directives.insert(definition.name.clone());
         if depth > 0 {
-            let referenced: Vec<Name> = definition
-                .arguments
-                .iter()
+            let referenced: Vec<Name> = self
+                .directive_arguments(definition)
                 .map(|argument| argument.ty.inner_named_type().clone())
                 .collect();
             self.referenced(referenced, true, usize::MAX, depth - 1);
@@ -425,6 +435,16 @@ impl<'a> Slice<'a> {
         }
     }
 
+    fn directive_arguments<'d>(
+        &'d self,
+        directive: &'d apollo_compiler::schema::DirectiveDefinition,
+    ) -> impl Iterator<Item = &'d Node<InputValueDefinition>> + 'd {
+        directive.arguments.iter().filter(move |argument| {
+            self.scope
+                .visible(&format!("@{}({}:)", directive.name, argument.name))
+        })
+    }
+
     fn visible_arguments<'f>(
         &'f self,
         owner: &'f str,
@@ -438,7 +458,7 @@ impl<'a> Slice<'a> {
 
     fn print_type(&self, out: &mut String, ty: &ExtendedType, shown: &Shown) {
         let name = ty.name();
-        if shown.whole.is_some_and(|whole| whole.described) {
+        if shown.hit || shown.whole.is_some_and(|whole| whole.described) {
             description(out, "", ty.description().map(|d| d.as_str()));
         }
         let schema = self.scope.catalog.api_schema();
@@ -458,13 +478,10 @@ impl<'a> Slice<'a> {
                 let _ = write!(out, "{keyword} {name}");
                 self.print_implements(out, interfaces, shown);
                 // Leaves (scalars and enums) first: what an agent selects.
-                let entries = fields.values().filter(|f| visible(&f.name)).map(|f| {
-                    let leaf = schema
-                        .types
-                        .get(f.ty.inner_named_type())
-                        .is_some_and(|t| t.is_leaf());
-                    (&f.name, leaf)
-                });
+                let entries = fields
+                    .values()
+                    .filter(|f| visible(&f.name))
+                    .map(|f| (&f.name, returns_leaf(schema, f)));
                 let (listed, left_out) = chosen(shown, entries);
                 open(out, listed.is_empty());
                 for field in listed.iter().filter_map(|n| fields.get(*n)) {
@@ -596,6 +613,14 @@ impl<'a> Slice<'a> {
     }
 }
 
+/// Whether `field` returns a scalar or an enum: what a selection ends with.
+fn returns_leaf(schema: &apollo_compiler::Schema, field: &FieldDefinition) -> bool {
+    schema
+        .types
+        .get(field.ty.inner_named_type())
+        .is_some_and(|t| t.is_leaf())
+}
+
 /// `name: Type = default @deprecated(...)`
 fn input_value(out: &mut String, value: &InputValueDefinition) {
     let _ = write!(out, "{}: {}", value.name, value.ty);
@@ -669,8 +694,16 @@ mod tests {
             };
             for field in fields {
                 found.push(format!("{name}.{}", field.name));
+                found.push(field.ty.inner_named_type().to_string());
                 for argument in &field.arguments {
                     found.push(format!("{name}.{}({}:)", field.name, argument.name));
+                    found.push(argument.ty.inner_named_type().to_string());
+                }
+            }
+            if let Definition::DirectiveDefinition(directive) = definition {
+                for argument in &directive.arguments {
+                    found.push(format!("@{name}({}:)", argument.name));
+                    found.push(argument.ty.inner_named_type().to_string());
                 }
             }
             match definition {
@@ -681,7 +714,10 @@ mod tests {
                         .map(|v| format!("{name}.{}", v.value)),
                 ),
                 Definition::InputObjectTypeDefinition(input) => {
-                    found.extend(input.fields.iter().map(|f| format!("{name}.{}", f.name)))
+                    for field in &input.fields {
+                        found.push(format!("{name}.{}", field.name));
+                        found.push(field.ty.inner_named_type().to_string());
+                    }
                 }
                 Definition::UnionTypeDefinition(union) => {
                     found.extend(union.members.iter().map(|m| m.to_string()))
@@ -700,12 +736,12 @@ mod tests {
         };
         assert!(hidden("Book.costCents"));
         for member in public.catalog.members() {
-            for depth in 0..=MAX_TEST_DEPTH {
+            for depth in 0..=super::super::tools::MAX_DEPTH {
                 let mut slice = Slice::new(&public);
                 let seen = slice.member(&member.coordinate, depth);
                 assert_eq!(seen, public.member(&member.coordinate).is_some());
                 slice.hit(&member.coordinate, &[]);
-                let sdl = slice.sdl();
+                let sdl = slice.sdl(usize::MAX);
                 assert_eq!(sdl.is_empty(), !seen, "{}:\n{sdl}", member.coordinate);
                 if !seen {
                     continue;
@@ -728,8 +764,6 @@ mod tests {
         }
     }
 
-    const MAX_TEST_DEPTH: usize = 2;
-
     #[test]
     fn a_hit_shows_its_path_its_arguments_and_the_type_it_returns() {
         let all = scope("examples/bookshop/supergraph.graphql", None);
@@ -738,7 +772,7 @@ mod tests {
             "Customer.orders",
             &["Query.me".to_string(), "Customer.orders".to_string()],
         );
-        let sdl = slice.sdl();
+        let sdl = slice.sdl(usize::MAX);
         for expected in [
             // The path's fields as signatures.
             "type Query {\n  me: Customer\n}",
@@ -757,7 +791,7 @@ mod tests {
         let github = scope_of_schema("monolithic/github/schema.graphql");
         let mut slice = Slice::new(&github);
         slice.hit("Query.repository", &["Query.repository".to_string()]);
-        let sdl = slice.sdl();
+        let sdl = slice.sdl(usize::MAX);
         let repository = sdl
             .split("\n\n")
             .find(|block| block.starts_with("type Repository"))

@@ -1,12 +1,15 @@
-//! The four tools: their arguments (whose doc comments become the input schemas a model
-//! reads) and what each does with them. `search` and `introspect` send `__search` and
-//! `__definitions` through the plugin's own GraphQL path (so the tenant's contract,
-//! the introspection setting, limits and quota hold exactly as for a GraphQL client), then
-//! print what was found as SDL ([`super::slice`]); `validate` checks an operation against the
-//! tenant's schema; `execute` posts it to the router's GraphQL endpoint with the caller's
-//! headers.
+//! The four tools: their definitions (the argument structs' doc comments become the input
+//! schemas a model reads) and what each does. `search` and `introspect` ask the router's
+//! GraphQL endpoint for `__search` and `__definitions` as the caller (so the router's
+//! authentication and the plugin's contract, introspection setting, limits and quota hold as
+//! for any GraphQL client), then print what was found as SDL ([`super::slice`]); `validate`
+//! checks an operation against the tenant's schema once the router admitted the caller;
+//! `execute` posts the operation to the router.
+
+use std::sync::Arc;
 
 use apollo_compiler::ast::{Definition, OperationType};
+use rmcp::model::ToolAnnotations;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json_bytes::{json, Value};
@@ -15,11 +18,9 @@ use super::slice::Slice;
 use super::Caller;
 use crate::error::{Code, Refusal, RequestError};
 use crate::operation;
-use crate::request::JsonMap;
-use crate::service::View;
 
 /// Results `search` returns when `first` is not given: a page a model reads at a glance.
-pub const DEFAULT_FIRST: i64 = 5;
+pub const DEFAULT_FIRST: i32 = 5;
 
 /// Deepest `introspect` walks from the members asked for.
 pub const MAX_DEPTH: usize = 3;
@@ -71,7 +72,7 @@ pub struct SearchArgs {
     /// "cancel a subscription", "repository stars".
     pub query: String,
     /// How many results (default 5, or the gateway's `limits.max_first` when lower).
-    pub first: Option<i64>,
+    pub first: Option<i32>,
     /// The cursor a previous page ended with (its `next page` line), for the next page.
     pub after: Option<String>,
     /// Leave out results scoring below this (0 to 1).
@@ -114,9 +115,9 @@ pub struct ExecuteArgs {
 
 pub const SEARCH_DESCRIPTION: &str = "Find the parts of this GraphQL API that do what you need, \
 described in plain words (\"books a customer ordered\", \"cancel a subscription\"). Returns the \
-best matches as schema coordinates (`Type.field`) with a score from 0 to 1 and the shortest path \
-of fields from a root type, then the SDL of just those fields, the fields on their paths, and the \
-types needed to select them. Start here; use `introspect` to see more of a type, `validate` to \
+best matches as schema coordinates (`Type.field`) with a score from 0 to 1 and the shortest way \
+to each from a root type, then the SDL of just those members, the fields on the way, and the \
+types needed to use them. Start here; use `introspect` to see more of a type, `validate` to \
 check the operation you write, and `execute` to run it.";
 
 pub const INTROSPECT_DESCRIPTION: &str = "Show the SDL of types or fields by schema coordinate \
@@ -174,17 +175,14 @@ const DEFINITIONS_OPERATION: &str =
 /// One line per hit (coordinate, score, the shortest way to it from a root), the next page's
 /// cursor when there may be one, and the SDL of the hits.
 pub async fn search(caller: &Caller<'_>, args: SearchArgs) -> Outcome {
-    let max_first = caller.instance.config.limits.max_first as i64;
+    let max_first = i32::try_from(caller.instance.config.limits.max_first).unwrap_or(i32::MAX);
     let first = args.first.unwrap_or(DEFAULT_FIRST.min(max_first));
-    let mut variables = JsonMap::new();
-    variables.insert("query", json!(args.query));
-    variables.insert("first", json!(first));
-    if let Some(after) = args.after {
-        variables.insert("after", json!(after));
-    }
-    if let Some(min_score) = args.min_score {
-        variables.insert("minScore", json!(min_score));
-    }
+    let variables = serde_json::json!({
+        "query": args.query,
+        "first": first,
+        "after": args.after,
+        "minScore": args.min_score,
+    });
     let data = caller.own(SEARCH_OPERATION, variables).await?;
     let hits = data
         .get("__search")
@@ -214,10 +212,18 @@ pub async fn search(caller: &Caller<'_>, args: SearchArgs) -> Outcome {
         .last()
         .and_then(|hit| hit.get("cursor"))
         .and_then(Value::as_str);
-    if let Some(cursor) = last_cursor.filter(|_| hits.len() as i64 >= first) {
+    if let Some(cursor) =
+        last_cursor.filter(|_| i32::try_from(hits.len()).is_ok_and(|n| n >= first))
+    {
         text.push_str(&format!("next page: after \"{cursor}\"\n"));
     }
-    let sdl = slice.sdl();
+    let room = caller
+        .instance
+        .config
+        .mcp
+        .max_text_chars
+        .saturating_sub(text.len());
+    let sdl = slice.sdl(room);
     if !sdl.is_empty() {
         text.push_str(&format!("\n```graphql\n{sdl}```\n"));
     }
@@ -265,26 +271,66 @@ pub async fn introspect(caller: &Caller<'_>, args: IntrospectArgs) -> Outcome {
             "`coordinates` is empty: name at least one type or coordinate",
         ));
     }
+    // As `__definitions` reads them.
+    let coordinates: Vec<String> = args
+        .coordinates
+        .iter()
+        .map(|c| c.chars().filter(|c| !c.is_whitespace()).collect())
+        .collect();
     // Resolving them as `__definitions` does is what makes a hidden coordinate read exactly
     // as an unknown one, and applies the same setting, limits and quota.
-    let mut variables = JsonMap::new();
-    variables.insert("coordinates", json!(args.coordinates));
-    caller.own(DEFINITIONS_OPERATION, variables).await?;
-    let mut slice = Slice::new(&caller.view.scope);
-    for coordinate in &args.coordinates {
-        slice.member(coordinate, depth);
-    }
-    Ok(slice.sdl())
+    caller
+        .own(
+            DEFINITIONS_OPERATION,
+            serde_json::json!({ "coordinates": coordinates }),
+        )
+        .await?;
+    let scope = caller.view.scope.clone();
+    let room = caller.instance.config.mcp.max_text_chars;
+    caller
+        .instance
+        .blocking(move || {
+            let mut slice = Slice::new(&scope);
+            for coordinate in &coordinates {
+                if !slice.member(coordinate, depth) {
+                    return Err(Failure::new(
+                        Code::UnknownCoordinate,
+                        format!("`{coordinate}` is not a coordinate of this schema"),
+                    ));
+                }
+            }
+            Ok(slice.sdl(room))
+        })
+        .await?
 }
 
-/// `valid`, or the errors a router serving the tenant's schema would answer with.
-pub fn validate(view: &View, limits: &crate::config::Limits, args: ValidateArgs) -> Outcome {
-    Ok(
-        match operation::parse_and_validate(&view.schema.schema, &args.operation, limits) {
-            Ok(_) => "valid".to_string(),
-            Err(refusal) => Failure::from(refusal).text(),
-        },
-    )
+/// `valid`, or the errors the gateway would answer the caller's operation with, once the
+/// router admitted the caller.
+pub async fn validate(caller: &Caller<'_>, args: ValidateArgs) -> Outcome {
+    // The router's authentication and coprocessors decide who may ask, as for `execute`.
+    let admitted = caller
+        .graphql(&serde_json::json!({ "query": "{ __typename }" }))
+        .await?;
+    if let Some(errors) = admitted
+        .get("errors")
+        .and_then(Value::as_array)
+        .filter(|errors| !errors.is_empty())
+    {
+        return Err(Failure(errors.clone()));
+    }
+    let schema = Arc::clone(&caller.view.schema);
+    let limits = caller.instance.config.limits.clone();
+    let verdict = caller
+        .instance
+        .blocking(move || {
+            operation::parse_and_validate_strictly(&schema.schema, &args.operation, &limits)
+                .map(|_| ())
+        })
+        .await?;
+    Ok(match verdict {
+        Ok(()) => "valid".to_string(),
+        Err(refusal) => Failure::from(refusal).text(),
+    })
 }
 
 /// What kind of operation `query` runs (`operation_name` picks one of several): the parse
@@ -294,17 +340,7 @@ fn operation_type(
     operation_name: Option<&str>,
     limits: &crate::config::Limits,
 ) -> Result<OperationType, Failure> {
-    let document = apollo_compiler::parser::Parser::new()
-        .token_limit(limits.parser_max_tokens)
-        .recursion_limit(limits.parser_max_recursion)
-        .parse_ast(query, "operation.graphql")
-        .map_err(|invalid| {
-            Failure::from(Refusal::from_diagnostics(
-                &invalid.errors,
-                Code::ParseFailed,
-                |message| format!("parsing error: {message}"),
-            ))
-        })?;
+    let document = operation::parse(query, limits)?;
     let operations: Vec<_> = document
         .definitions
         .iter()
@@ -341,14 +377,14 @@ fn operation_type(
 
 /// The router's JSON answer to the operation; its errors when it has no data.
 pub async fn execute(caller: &Caller<'_>, args: ExecuteArgs) -> Outcome {
-    let mcp = &caller.instance.config.mcp;
+    let allow_mutations = caller.instance.config.mcp.allow_mutations;
     match operation_type(
         &args.query,
         args.operation_name.as_deref(),
         &caller.instance.config.limits,
     )? {
         OperationType::Query => {}
-        OperationType::Mutation if mcp.allow_mutations => {}
+        OperationType::Mutation if allow_mutations => {}
         OperationType::Mutation => {
             return Err(Failure::new(
                 Code::MutationRefused,
@@ -362,73 +398,18 @@ pub async fn execute(caller: &Caller<'_>, args: ExecuteArgs) -> Outcome {
             ))
         }
     }
-    let mut body = serde_json::json!({ "query": args.query });
-    if let Some(variables) = args.variables {
-        body["variables"] = serde_json::Value::Object(variables);
-    }
-    if let Some(name) = args.operation_name {
-        body["operationName"] = serde_json::Value::String(name);
-    }
-    let url = mcp.graphql_url();
-    let response = caller
-        .client
-        .post(&url)
-        .headers(forwarded_headers(&caller.parts.headers))
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| {
-            Failure::new(
-                Code::Unreachable,
-                format!("the router's GraphQL endpoint {url} did not answer: {e}"),
-            )
-        })?;
-    let status = response.status();
-    let bytes = response.bytes().await.map_err(|e| {
-        Failure::new(
-            Code::Unreachable,
-            format!("the router's answer broke off: {e}"),
-        )
-    })?;
-    let answer: Value = serde_json::from_slice(&bytes).map_err(|_| {
-        Failure::new(
-            Code::UnsupportedResponse,
-            format!("the router answered {status} with a body that is not JSON"),
-        )
-    })?;
+    let answer = caller
+        .graphql(&serde_json::json!({
+            "query": args.query,
+            "variables": args.variables,
+            "operationName": args.operation_name,
+        }))
+        .await?;
     let has_data = answer.get("data").is_some_and(|d| !d.is_null());
     match answer.get("errors").and_then(Value::as_array) {
         Some(errors) if !has_data && !errors.is_empty() => Err(Failure(errors.clone())),
         _ => Ok(serde_json::to_string(&answer).unwrap_or_default()),
     }
-}
-
-/// The caller's headers, for the router to see the same client: its credentials and
-/// tenant, without those of the MCP exchange and the connection.
-fn forwarded_headers(headers: &http::HeaderMap) -> http::HeaderMap {
-    let mut forwarded = headers.clone();
-    for name in [
-        http::header::HOST,
-        http::header::CONTENT_LENGTH,
-        http::header::CONTENT_TYPE,
-        http::header::ACCEPT,
-        http::header::ACCEPT_ENCODING,
-        http::header::CONNECTION,
-        http::header::TRANSFER_ENCODING,
-        http::header::UPGRADE,
-        http::header::TE,
-    ] {
-        forwarded.remove(name);
-    }
-    for name in [
-        "mcp-session-id",
-        "mcp-protocol-version",
-        "last-event-id",
-        "keep-alive",
-    ] {
-        forwarded.remove(name);
-    }
-    forwarded
 }
 
 /// Which tools exist, for the caller to dispatch on.
@@ -459,5 +440,24 @@ impl Tool {
 
     pub fn named(name: &str) -> Option<Tool> {
         Tool::ALL.into_iter().find(|tool| tool.name() == name)
+    }
+
+    /// What `tools/list` says of it.
+    pub fn definition(self, allow_mutations: bool) -> rmcp::model::Tool {
+        let (description, schema) = match self {
+            Tool::Search => (SEARCH_DESCRIPTION.into(), input_schema::<SearchArgs>()),
+            Tool::Introspect => (
+                INTROSPECT_DESCRIPTION.into(),
+                input_schema::<IntrospectArgs>(),
+            ),
+            Tool::Validate => (VALIDATE_DESCRIPTION.into(), input_schema::<ValidateArgs>()),
+            Tool::Execute => (
+                execute_description(allow_mutations),
+                input_schema::<ExecuteArgs>(),
+            ),
+        };
+        let read_only = self != Tool::Execute || !allow_mutations;
+        rmcp::model::Tool::new(self.name(), description, schema)
+            .with_annotations(ToolAnnotations::new().read_only(read_only))
     }
 }
