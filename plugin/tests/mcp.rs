@@ -140,6 +140,20 @@ mcp:
     let (error, text) = mcp_text(&answer);
     assert!(!error && text.contains("Ada"), "{answer}");
 
+    // A body over `mcp.max_request_bytes` is refused before it is read whole: 413, not a 5xx.
+    let oversized = reqwest::Client::new()
+        .post(format!("{}mcp", router.url))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"search","arguments":{{"query":"{}"}}}}}}"#,
+            "x".repeat(3 << 20)
+        ))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(oversized.status(), 413);
+
     // Out-of-range arguments are the tools' errors, with our codes.
     for (tool, arguments, code) in [
         (
