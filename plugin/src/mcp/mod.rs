@@ -52,7 +52,7 @@ struct RequestSpan(tracing::Span);
 
 /// What a tool call acts with: who calls, and what it sees.
 pub struct Caller<'a> {
-    pub instance: &'a Arc<Instance>,
+    pub instance: &'a Instance,
     pub view: View,
     pub parts: &'a http::request::Parts,
     pub client: &'a reqwest::Client,
