@@ -8,6 +8,8 @@
 mod support;
 
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use serde_json::json;
 use support::{mcp_code, mcp_text, Router, EXAMPLE_MOCKS};
@@ -63,11 +65,33 @@ async fn the_python_sdk_uses_every_tool_within_the_tenant_contract() {
     sdk_check("contract", &[&url], Some("public"));
     sdk_check("contract-staff", &[&url], Some("staff"));
 
-    let second = Router::start(&example, PLUGIN, EXAMPLE_MOCKS).await;
+    let second = Arc::new(Router::start(&example, PLUGIN, EXAMPLE_MOCKS).await);
     let second_url = format!("{}mcp", second.url);
     sdk_check("replica", &[&url, &second_url], None);
 
-    // After a hot reload the new pipeline's endpoint answers from the new supergraph.
+    // After a hot reload the new pipeline's endpoint answers from the new supergraph, and
+    // the calls made meanwhile all reach the router (none `MCP_ROUTER_UNREACHABLE`).
+    let reloading = Arc::new(AtomicBool::new(true));
+    let callers: Vec<_> = (0..4)
+        .map(|_| {
+            let (router, reloading) = (Arc::clone(&second), Arc::clone(&reloading));
+            tokio::spawn(async move {
+                let mut outcomes = Vec::new();
+                while reloading.load(Ordering::Relaxed) {
+                    let answer = router
+                        .mcp_call("search", json!({ "query": "books by an author" }), &[])
+                        .await;
+                    let (error, _) = mcp_text(&answer);
+                    outcomes.push(if error {
+                        mcp_code(&answer)
+                    } else {
+                        "ok".into()
+                    });
+                }
+                outcomes
+            })
+        })
+        .collect();
     let original = std::fs::read_to_string(&second.supergraph).unwrap();
     let changed = original.replacen(
         "  \"\"\"Every author, alphabetically.\"\"\"",
@@ -90,7 +114,14 @@ async fn the_python_sdk_uses_every_tool_within_the_tenant_contract() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
-    for router in [&first, &second] {
+    reloading.store(false, Ordering::Relaxed);
+    let mut outcomes = Vec::new();
+    for caller in callers {
+        outcomes.extend(caller.await.expect("a caller"));
+    }
+    assert!(!outcomes.is_empty());
+    assert!(outcomes.iter().all(|o| o == "ok"), "{outcomes:?}");
+    for router in [&first, &*second] {
         assert!(!router.log().contains("panicked"), "{}", router.log());
     }
 }

@@ -60,18 +60,30 @@ pub struct Caller<'a> {
 
 impl Caller<'_> {
     /// `body`, a GraphQL request, posted to the router's GraphQL endpoint with the caller's
-    /// headers: the router's JSON answer, whatever its status.
-    pub async fn graphql(&self, body: &serde_json::Value) -> Result<Value, Failure> {
+    /// headers: the router's JSON answer, whatever its status. A read-only request is sent
+    /// once more when the router dropped it unanswered, as it may on a reload when it hands its
+    /// listener to a new server (apollographql/router#5185).
+    pub async fn graphql(
+        &self,
+        body: &serde_json::Value,
+        read_only: bool,
+    ) -> Result<Value, Failure> {
         let mcp = &self.instance.config.mcp;
         let url = mcp.graphql_url();
-        let response = self
-            .client
-            .post(&url)
-            .headers(forwarded_headers(&self.parts.headers))
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| unanswered(&e, &url, mcp.execute_timeout))?;
+        let send = || {
+            self.client
+                .post(&url)
+                .headers(forwarded_headers(&self.parts.headers))
+                .json(body)
+                .send()
+        };
+        let response = match send().await {
+            Err(e) if read_only && !e.is_timeout() && (e.is_connect() || e.is_request()) => {
+                send().await
+            }
+            sent => sent,
+        }
+        .map_err(|e| unanswered(&e, &url, mcp.execute_timeout))?;
         let status = response.status();
         let bytes = response
             .bytes()
@@ -102,7 +114,10 @@ impl Caller<'_> {
     /// caller's own request would be: its data, or its errors.
     pub async fn own(&self, query: &str, variables: serde_json::Value) -> Result<Value, Failure> {
         let answer = self
-            .graphql(&serde_json::json!({ "query": query, "variables": variables }))
+            .graphql(
+                &serde_json::json!({ "query": query, "variables": variables }),
+                true,
+            )
             .await?;
         match answer.get("errors").and_then(Value::as_array) {
             // Where they point is in a text the caller never wrote.

@@ -309,7 +309,7 @@ pub async fn introspect(caller: &Caller<'_>, args: IntrospectArgs) -> Outcome {
 pub async fn validate(caller: &Caller<'_>, args: ValidateArgs) -> Outcome {
     // The router's authentication and coprocessors decide who may ask, as for `execute`.
     let admitted = caller
-        .graphql(&serde_json::json!({ "query": "{ __typename }" }))
+        .graphql(&serde_json::json!({ "query": "{ __typename }" }), true)
         .await?;
     if let Some(errors) = admitted
         .get("errors")
@@ -378,11 +378,12 @@ fn operation_type(
 /// The router's JSON answer to the operation; its errors when it has no data.
 pub async fn execute(caller: &Caller<'_>, args: ExecuteArgs) -> Outcome {
     let allow_mutations = caller.instance.config.mcp.allow_mutations;
-    match operation_type(
+    let kind = operation_type(
         &args.query,
         args.operation_name.as_deref(),
         &caller.instance.config.limits,
-    )? {
+    )?;
+    match kind {
         OperationType::Query => {}
         OperationType::Mutation if allow_mutations => {}
         OperationType::Mutation => {
@@ -398,12 +399,16 @@ pub async fn execute(caller: &Caller<'_>, args: ExecuteArgs) -> Outcome {
             ))
         }
     }
+    let read_only = kind == OperationType::Query;
     let answer = caller
-        .graphql(&serde_json::json!({
-            "query": args.query,
-            "variables": args.variables,
-            "operationName": args.operation_name,
-        }))
+        .graphql(
+            &serde_json::json!({
+                "query": args.query,
+                "variables": args.variables,
+                "operationName": args.operation_name,
+            }),
+            read_only,
+        )
         .await?;
     let has_data = answer.get("data").is_some_and(|d| !d.is_null());
     match answer.get("errors").and_then(Value::as_array) {

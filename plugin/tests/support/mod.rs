@@ -219,26 +219,32 @@ impl Router {
 
 impl Router {
     /// One MCP `tools/call` of `tool` with `arguments` to the endpoint at `/mcp`, as raw
-    /// JSON-RPC (the endpoint is stateless: no handshake first): the JSON-RPC response.
+    /// JSON-RPC (the endpoint is stateless: no handshake first): the JSON-RPC response. Sent
+    /// once more when the router reset the connection without an answer, as
+    /// [`Router::post_resending`] does.
     pub async fn mcp_call(&self, tool: &str, arguments: Value, headers: &[(&str, &str)]) -> Value {
-        let mut request = self
-            .client
-            .post(format!("{}mcp", self.url))
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-06-18")
-            .json(&json!({
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": { "name": tool, "arguments": arguments },
-            }));
-        for (name, value) in headers {
-            request = request.header(*name, *value);
+        let send = || {
+            let mut request = self
+                .client
+                .post(format!("{}mcp", self.url))
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-06-18")
+                .json(&json!({
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": { "name": tool, "arguments": arguments },
+                }));
+            for (name, value) in headers {
+                request = request.header(*name, *value);
+            }
+            request.send()
+        };
+        let response = match send().await {
+            Err(e) if e.status().is_none() => send().await,
+            sent => sent,
         }
-        let response = request
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("MCP POST failed: {e}\n{}", self.log()));
+        .unwrap_or_else(|e| panic!("MCP POST failed: {e}\n{}", self.log()));
         let status = response.status();
         let text = response.text().await.expect("an MCP answer");
         assert!(status.is_success(), "MCP answered {status}: {text}");
