@@ -18,7 +18,7 @@ use wayfinder_workers::cursor::CursorError;
 use wayfinder_workers::{Engine, SearchError, SearchHit, SearchMode, SearchRequest};
 
 use crate::config::Limits;
-use crate::definitions::Scope;
+use crate::definitions::{self, Scope};
 use crate::error::{Code, RequestError};
 use crate::metrics::Metrics;
 use crate::operation::SemanticSchema;
@@ -240,7 +240,7 @@ impl Root<'_> {
         let scope = self.answering.definitions;
         let mut definitions = Vec::with_capacity(coordinates.len());
         for coordinate in coordinates {
-            let normalized: String = coordinate.chars().filter(|c| !c.is_whitespace()).collect();
+            let normalized = definitions::normalized(coordinate);
             // A member the tenant may not see is reported exactly as one that does not exist.
             let definition = scope
                 .member(&normalized)

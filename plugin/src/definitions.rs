@@ -149,7 +149,13 @@ impl Scope {
     }
 }
 
-fn fields_of(
+/// A coordinate as written, read without its whitespace (`Query.book(isbn: )`).
+pub fn normalized(coordinate: &str) -> String {
+    coordinate.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// The fields of an object or interface type.
+pub fn fields_of(
     def: &ExtendedType,
 ) -> Option<
     &apollo_compiler::collections::IndexMap<

@@ -221,6 +221,30 @@ impl Refusal {
     }
 }
 
+impl Refusal {
+    /// Errors another answer carried (the router's, for an MCP tool), as they are.
+    pub fn of(errors: Vec<Value>) -> Self {
+        Refusal {
+            status: http::StatusCode::OK,
+            errors: errors.into(),
+        }
+    }
+
+    /// The first error's code.
+    pub fn code(&self) -> &str {
+        self.errors
+            .first()
+            .and_then(|e| e.get("extensions")?.get("code")?.as_str())
+            .unwrap_or(Code::Internal.as_str())
+    }
+}
+
+impl From<RequestError> for Refusal {
+    fn from(error: RequestError) -> Self {
+        Refusal::from(&error)
+    }
+}
+
 impl From<&RequestError> for Refusal {
     fn from(error: &RequestError) -> Self {
         Refusal {

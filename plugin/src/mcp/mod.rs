@@ -29,9 +29,9 @@ use serde_json_bytes::Value;
 use tower::{BoxError, ServiceExt};
 use tracing::Instrument;
 
-use crate::error::Code;
+use crate::error::{Code, Refusal, RequestError};
 use crate::service::{Instance, View};
-use tools::{Failure, Outcome, Tool};
+use tools::{text, Outcome, Tool};
 
 const INSTRUCTIONS: &str = "Tools for one GraphQL API. To answer a question with data: \
 `search` for what you need in plain words, `introspect` the types you need more of, write one \
@@ -42,6 +42,8 @@ operation, `validate` it, then `execute` it.";
 pub struct Server {
     instance: Arc<Instance>,
     client: reqwest::Client,
+    /// The router's GraphQL endpoint, `mcp.graphql_url`.
+    url: reqwest::Url,
     tools: Arc<[rmcp::model::Tool]>,
 }
 
@@ -56,6 +58,7 @@ pub struct Caller<'a> {
     pub view: View,
     pub parts: &'a http::request::Parts,
     pub client: &'a reqwest::Client,
+    pub url: &'a reqwest::Url,
 }
 
 impl Caller<'_> {
@@ -67,12 +70,12 @@ impl Caller<'_> {
         &self,
         body: &serde_json::Value,
         read_only: bool,
-    ) -> Result<Value, Failure> {
+    ) -> Result<Value, Refusal> {
         let mcp = &self.instance.config.mcp;
-        let url = mcp.graphql_url();
+        let url = self.url;
         let send = || {
             self.client
-                .post(&url)
+                .post(url.clone())
                 .headers(forwarded_headers(&self.parts.headers))
                 .json(body)
                 .send()
@@ -83,36 +86,39 @@ impl Caller<'_> {
             }
             sent => sent,
         }
-        .map_err(|e| unanswered(&e, &url, mcp.execute_timeout))?;
+        .map_err(|e| unanswered(&e, url, mcp.execute_timeout))?;
         let status = response.status();
         let bytes = response
             .bytes()
             .await
-            .map_err(|e| unanswered(&e, &url, mcp.execute_timeout))?;
+            .map_err(|e| unanswered(&e, url, mcp.execute_timeout))?;
         if bytes.len() > mcp.max_text_chars {
-            return Err(Failure::new(
+            return Err(RequestError::new(
                 Code::AnswerTooLarge,
                 format!(
                     "the answer has {} bytes; at most {} are returned: select less",
                     bytes.len(),
                     mcp.max_text_chars
                 ),
-            ));
+            )
+            .into());
         }
         serde_json::from_slice(&bytes).map_err(|_| {
-            Failure::new(
+            RequestError::new(
                 Code::UnsupportedResponse,
                 format!(
                     "{url} answered {status} with a body that is not JSON: is `mcp.graphql_url` \
                      the router's GraphQL endpoint?"
                 ),
             )
+            .into()
         })
     }
 
-    /// `query` (of `__search` or `__definitions` alone) with `variables`, answered as the
-    /// caller's own request would be: its data, or its errors.
-    pub async fn own(&self, query: &str, variables: serde_json::Value) -> Result<Value, Failure> {
+    /// `query`, a read-only operation the tool writes (`__search`, `__definitions`, a probe),
+    /// with `variables`, answered as the caller's own request would be: its data, or its
+    /// errors.
+    pub async fn own(&self, query: &str, variables: serde_json::Value) -> Result<Value, Refusal> {
         let answer = self
             .graphql(
                 &serde_json::json!({ "query": query, "variables": variables }),
@@ -121,7 +127,7 @@ impl Caller<'_> {
             .await?;
         match answer.get("errors").and_then(Value::as_array) {
             // Where they point is in a text the caller never wrote.
-            Some(errors) if !errors.is_empty() => Err(Failure(
+            Some(errors) if !errors.is_empty() => Err(Refusal::of(
                 errors
                     .iter()
                     .cloned()
@@ -140,20 +146,22 @@ impl Caller<'_> {
 }
 
 /// The error for a request to the router that got no answer.
-fn unanswered(error: &reqwest::Error, url: &str, timeout: std::time::Duration) -> Failure {
+fn unanswered(error: &reqwest::Error, url: &reqwest::Url, timeout: std::time::Duration) -> Refusal {
     if error.is_timeout() {
-        return Failure::new(
+        return RequestError::new(
             Code::RouterTimeout,
             format!(
                 "{url} did not answer within {} (`mcp.execute_timeout`)",
                 humantime::format_duration(timeout)
             ),
-        );
+        )
+        .into();
     }
-    Failure::new(
+    RequestError::new(
         Code::Unreachable,
         format!("the router's GraphQL endpoint {url} did not answer: {error}"),
     )
+    .into()
 }
 
 /// The caller's headers, for the router to see the same client (its credentials, tenant and
@@ -207,9 +215,11 @@ impl Server {
             .no_proxy()
             .build()?;
         let tools = Tool::ALL.map(|tool| tool.definition(mcp.allow_mutations));
+        let url = reqwest::Url::parse(&mcp.graphql_url())?;
         Ok(Server {
             instance,
             client,
+            url,
             tools: Arc::from(tools),
         })
     }
@@ -281,6 +291,7 @@ impl Server {
             view,
             parts,
             client: &self.client,
+            url: &self.url,
         };
         let name = tool.name();
         match tool {
@@ -352,7 +363,7 @@ impl ServerHandler for Server {
             .await;
         let code = match &outcome {
             Ok(_) => "ok",
-            Err(failure) => failure.code(),
+            Err(refused) => refused.code(),
         };
         let tenant = tenant.unwrap_or_default();
         span.record("tenant", tenant.as_str());
@@ -364,7 +375,7 @@ impl ServerHandler for Server {
         );
         Ok(match outcome {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
-            Err(failure) => CallToolResult::error(vec![ContentBlock::text(failure.text())]),
+            Err(refused) => CallToolResult::error(vec![ContentBlock::text(text(&refused))]),
         }
         .into())
     }

@@ -12,7 +12,7 @@ use apollo_compiler::schema::{Component, ExtendedType, FieldDefinition, InputVal
 use apollo_compiler::{Name, Node};
 use wayfinder_supergraph::MemberKind;
 
-use crate::definitions::Scope;
+use crate::definitions::{fields_of, Scope};
 
 /// Most fields of a type a search hit uses a slice lists: its leaves (or an input type's
 /// required fields); the rest are counted in a comment that says how to see them.
@@ -231,10 +231,8 @@ impl<'a> Slice<'a> {
     /// edges and nodes), until one does, at most `depth` levels down.
     fn down_to_leaves(&mut self, name: &Name, depth: usize) {
         let schema = self.scope.catalog.api_schema();
-        let fields = match schema.types.get(name) {
-            Some(ExtendedType::Object(object)) => &object.fields,
-            Some(ExtendedType::Interface(interface)) => &interface.fields,
-            _ => return,
+        let Some(fields) = schema.types.get(name).and_then(fields_of) else {
+            return;
         };
         let plain: Vec<&Component<FieldDefinition>> = fields
             .values()
@@ -428,11 +426,7 @@ impl<'a> Slice<'a> {
 
     fn field_definition(&self, owner: &str, field: &str) -> Option<&'a Component<FieldDefinition>> {
         let scope: &'a Scope = self.scope;
-        match scope.catalog.api_schema().types.get(owner)? {
-            ExtendedType::Object(object) => object.fields.get(field),
-            ExtendedType::Interface(interface) => interface.fields.get(field),
-            _ => None,
-        }
+        fields_of(scope.catalog.api_schema().types.get(owner)?)?.get(field)
     }
 
     fn directive_arguments<'d>(

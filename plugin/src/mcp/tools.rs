@@ -12,10 +12,11 @@ use apollo_compiler::ast::{Definition, OperationType};
 use rmcp::model::ToolAnnotations;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json_bytes::{json, Value};
+use serde_json_bytes::Value;
 
 use super::slice::Slice;
 use super::Caller;
+use crate::definitions::normalized;
 use crate::error::{Code, Refusal, RequestError};
 use crate::operation;
 
@@ -27,41 +28,11 @@ pub const MAX_DEPTH: usize = 3;
 
 /// What a tool answers: text for the model, or GraphQL errors (each with
 /// `extensions.code`).
-pub type Outcome = Result<String, Failure>;
+pub type Outcome = Result<String, Refusal>;
 
-/// A tool call that failed, as GraphQL errors.
-#[derive(Debug)]
-pub struct Failure(pub Vec<Value>);
-
-impl Failure {
-    pub fn new(code: Code, message: impl Into<String>) -> Self {
-        Failure(vec![RequestError::new(code, message).to_json()])
-    }
-
-    /// The first error's code.
-    pub fn code(&self) -> &str {
-        self.0
-            .first()
-            .and_then(|e| e.get("extensions")?.get("code")?.as_str())
-            .unwrap_or(Code::Internal.as_str())
-    }
-
-    /// The errors as the model reads them.
-    pub fn text(&self) -> String {
-        serde_json::to_string(&json!({ "errors": self.0 })).unwrap_or_default()
-    }
-}
-
-impl From<RequestError> for Failure {
-    fn from(error: RequestError) -> Self {
-        Failure(vec![error.to_json()])
-    }
-}
-
-impl From<Refusal> for Failure {
-    fn from(refusal: Refusal) -> Self {
-        Failure(refusal.errors.to_vec())
-    }
+/// A tool's errors as the model reads them: `{"errors": [...]}`.
+pub fn text(refusal: &Refusal) -> String {
+    serde_json::to_string(&refusal.body()).unwrap_or_default()
 }
 
 /// Find what an operation needs, in plain words.
@@ -156,12 +127,13 @@ pub fn input_schema<T: JsonSchema>() -> serde_json::Map<String, serde_json::Valu
 pub fn arguments<T: for<'de> Deserialize<'de>>(
     tool: &str,
     arguments: Option<serde_json::Map<String, serde_json::Value>>,
-) -> Result<T, Failure> {
+) -> Result<T, Refusal> {
     serde_json::from_value(serde_json::Value::Object(arguments.unwrap_or_default())).map_err(|e| {
-        Failure::new(
+        RequestError::new(
             Code::InvalidToolArguments,
             format!("`{tool}` arguments: {e}"),
         )
+        .into()
     })
 }
 
@@ -260,23 +232,21 @@ fn shortest_path(hit: &Value, query_root: &str) -> Vec<String> {
 pub async fn introspect(caller: &Caller<'_>, args: IntrospectArgs) -> Outcome {
     let depth = args.depth.unwrap_or(1);
     if depth > MAX_DEPTH {
-        return Err(Failure::new(
+        return Err(RequestError::new(
             Code::InvalidToolArguments,
             format!("`depth` is {depth}; at most {MAX_DEPTH} levels are walked"),
-        ));
+        )
+        .into());
     }
     if args.coordinates.is_empty() {
-        return Err(Failure::new(
+        return Err(RequestError::new(
             Code::InvalidToolArguments,
             "`coordinates` is empty: name at least one type or coordinate",
-        ));
+        )
+        .into());
     }
     // As `__definitions` reads them.
-    let coordinates: Vec<String> = args
-        .coordinates
-        .iter()
-        .map(|c| c.chars().filter(|c| !c.is_whitespace()).collect())
-        .collect();
+    let coordinates: Vec<String> = args.coordinates.iter().map(|c| normalized(c)).collect();
     // Resolving them as `__definitions` does is what makes a hidden coordinate read exactly
     // as an unknown one, and applies the same setting, limits and quota.
     caller
@@ -293,10 +263,11 @@ pub async fn introspect(caller: &Caller<'_>, args: IntrospectArgs) -> Outcome {
             let mut slice = Slice::new(&scope);
             for coordinate in &coordinates {
                 if !slice.member(coordinate, depth) {
-                    return Err(Failure::new(
+                    return Err(RequestError::new(
                         Code::UnknownCoordinate,
                         format!("`{coordinate}` is not a coordinate of this schema"),
-                    ));
+                    )
+                    .into());
                 }
             }
             Ok(slice.sdl(room))
@@ -308,16 +279,7 @@ pub async fn introspect(caller: &Caller<'_>, args: IntrospectArgs) -> Outcome {
 /// router admitted the caller.
 pub async fn validate(caller: &Caller<'_>, args: ValidateArgs) -> Outcome {
     // The router's authentication and coprocessors decide who may ask, as for `execute`.
-    let admitted = caller
-        .graphql(&serde_json::json!({ "query": "{ __typename }" }), true)
-        .await?;
-    if let Some(errors) = admitted
-        .get("errors")
-        .and_then(Value::as_array)
-        .filter(|errors| !errors.is_empty())
-    {
-        return Err(Failure(errors.clone()));
-    }
+    caller.own("{ __typename }", serde_json::json!({})).await?;
     let schema = Arc::clone(&caller.view.schema);
     let limits = caller.instance.config.limits.clone();
     let verdict = caller
@@ -329,7 +291,7 @@ pub async fn validate(caller: &Caller<'_>, args: ValidateArgs) -> Outcome {
         .await?;
     Ok(match verdict {
         Ok(()) => "valid".to_string(),
-        Err(refusal) => Failure::from(refusal).text(),
+        Err(refusal) => text(&refusal),
     })
 }
 
@@ -339,7 +301,7 @@ fn operation_type(
     query: &str,
     operation_name: Option<&str>,
     limits: &crate::config::Limits,
-) -> Result<OperationType, Failure> {
+) -> Result<OperationType, Refusal> {
     let document = operation::parse(query, limits)?;
     let operations: Vec<_> = document
         .definitions
@@ -355,23 +317,25 @@ fn operation_type(
             .find(|o| o.name.as_ref().is_some_and(|n| n == name)),
         None if operations.len() == 1 => operations.first(),
         None => {
-            return Err(Failure::new(
+            return Err(RequestError::new(
                 Code::UnknownOperation,
                 format!(
                     "the text holds {} operations: name the one to run with `operationName`",
                     operations.len()
                 ),
-            ))
+            )
+            .into())
         }
     };
     chosen.map(|o| o.operation_type).ok_or_else(|| {
-        Failure::new(
+        RequestError::new(
             Code::UnknownOperation,
             format!(
                 "no operation named `{}` in the text",
                 operation_name.unwrap_or_default()
             ),
         )
+        .into()
     })
 }
 
@@ -387,16 +351,18 @@ pub async fn execute(caller: &Caller<'_>, args: ExecuteArgs) -> Outcome {
         OperationType::Query => {}
         OperationType::Mutation if allow_mutations => {}
         OperationType::Mutation => {
-            return Err(Failure::new(
+            return Err(RequestError::new(
                 Code::MutationRefused,
                 "mutations are not run through MCP here (`mcp.allow_mutations` is false)",
-            ))
+            )
+            .into())
         }
         OperationType::Subscription => {
-            return Err(Failure::new(
+            return Err(RequestError::new(
                 Code::SubscriptionRefused,
                 "subscriptions are not run through MCP",
-            ))
+            )
+            .into())
         }
     }
     let read_only = kind == OperationType::Query;
@@ -412,7 +378,7 @@ pub async fn execute(caller: &Caller<'_>, args: ExecuteArgs) -> Outcome {
         .await?;
     let has_data = answer.get("data").is_some_and(|d| !d.is_null());
     match answer.get("errors").and_then(Value::as_array) {
-        Some(errors) if !has_data && !errors.is_empty() => Err(Failure(errors.clone())),
+        Some(errors) if !has_data && !errors.is_empty() => Err(Refusal::of(errors.clone())),
         _ => Ok(serde_json::to_string(&answer).unwrap_or_default()),
     }
 }
