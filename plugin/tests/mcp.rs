@@ -12,18 +12,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde_json::json;
-use support::{mcp_code, mcp_text, Router, EXAMPLE_MOCKS};
+use support::{mcp_code, mcp_text, Router, EXAMPLE_MOCKS, MCP_ON};
 use wayfinder_tests::{repo_path, wayfinder_home};
 
-const PLUGIN: &str = "\
+const TENANTS: &str = "\
 tenants:
   default: public
   contracts:
     public: { exclude_tags: [internal] }
-    staff: {}
-mcp:
-  enabled: true
-  listen: 127.0.0.1:{port}";
+    staff: {}";
+
+/// The example's tenants, with the MCP endpoint.
+fn plugin() -> String {
+    format!("{TENANTS}\n{MCP_ON}")
+}
 
 /// Runs `tests/mcp/client.py CHECK URLS...` (as `tenant`) and fails with its output unless
 /// every assertion held.
@@ -59,13 +61,13 @@ fn sdk_check(check: &str, urls: &[&str], tenant: Option<&str>) {
 #[tokio::test]
 async fn the_python_sdk_uses_every_tool_within_the_tenant_contract() {
     let example = support::example_supergraph();
-    let first = Router::start(&example, PLUGIN, EXAMPLE_MOCKS).await;
+    let first = Router::start(&example, &plugin(), EXAMPLE_MOCKS).await;
     let url = format!("{}mcp", first.url);
     sdk_check("all", &[&url], None);
     sdk_check("contract", &[&url], Some("public"));
     sdk_check("contract-staff", &[&url], Some("staff"));
 
-    let second = Arc::new(Router::start(&example, PLUGIN, EXAMPLE_MOCKS).await);
+    let second = Arc::new(Router::start(&example, &plugin(), EXAMPLE_MOCKS).await);
     let second_url = format!("{}mcp", second.url);
     sdk_check("replica", &[&url, &second_url], None);
 
@@ -128,16 +130,12 @@ async fn the_python_sdk_uses_every_tool_within_the_tenant_contract() {
 
 #[tokio::test]
 async fn search_and_introspect_follow_the_introspection_setting_tenants_and_quota() {
-    let plugin = "\
-introspection: false
-tenants:
-  contracts:
-    public: { exclude_tags: [internal] }
-    staff: {}
-mcp:
-  enabled: true
-  listen: 127.0.0.1:{port}";
-    let router = Router::start(&support::example_supergraph(), plugin, EXAMPLE_MOCKS).await;
+    let plugin = format!(
+        "introspection: false\n\
+         tenants:\n  contracts:\n    public: {{ exclude_tags: [internal] }}\n    staff: {{}}\n\
+         {MCP_ON}"
+    );
+    let router = Router::start(&support::example_supergraph(), &plugin, EXAMPLE_MOCKS).await;
     let staff = [("x-wayfinder-tenant", "staff")];
     let search = json!({ "query": "books a customer ordered" });
 
@@ -151,12 +149,17 @@ mcp:
         assert_eq!(mcp_code(&answer), "TENANT_REQUIRED", "{tool}: {answer}");
     }
     // Introspection is off: search and introspect are too; validate and execute are not.
-    let answer = router.mcp_call("search", search.clone(), &staff).await;
-    assert_eq!(mcp_code(&answer), "INTROSPECTION_DISABLED", "{answer}");
-    let answer = router
-        .mcp_call("introspect", json!({ "coordinates": ["Customer"] }), &staff)
-        .await;
-    assert_eq!(mcp_code(&answer), "INTROSPECTION_DISABLED", "{answer}");
+    for (tool, arguments) in [
+        ("search", search.clone()),
+        ("introspect", json!({ "coordinates": ["Customer"] })),
+    ] {
+        let answer = router.mcp_call(tool, arguments, &staff).await;
+        assert_eq!(
+            mcp_code(&answer),
+            "INTROSPECTION_DISABLED",
+            "{tool}: {answer}"
+        );
+    }
     let answer = router
         .mcp_call("validate", json!({ "operation": "{ me { id } }" }), &staff)
         .await;
@@ -216,16 +219,12 @@ mcp:
 
 #[tokio::test]
 async fn mutations_run_when_allowed_and_the_quota_counts_mcp_searches() {
-    let plugin = "\
-tenants:
-  default: staff
-  contracts:
-    staff: { rate_limit: { capacity: 8, refill: 1, interval: 1h } }
-mcp:
-  enabled: true
-  listen: 127.0.0.1:{port}
-  allow_mutations: true";
-    let router = Router::start(&support::example_supergraph(), plugin, EXAMPLE_MOCKS).await;
+    let plugin = format!(
+        "tenants:\n  default: staff\n  contracts:\n    \
+         staff: {{ rate_limit: {{ capacity: 8, refill: 1, interval: 1h }} }}\n\
+         {MCP_ON}\n  allow_mutations: true"
+    );
+    let router = Router::start(&support::example_supergraph(), &plugin, EXAMPLE_MOCKS).await;
     // The mutation reaches the router (its mock subgraphs answer no mutation): not refused.
     let answer = router
         .mcp_call(
@@ -273,7 +272,7 @@ fn router_service(service) {
         "{EXAMPLE_MOCKS}\nrhai:\n  scripts: {}\n  main: main.rhai",
         dir.path().display()
     );
-    let router = Router::start(&support::example_supergraph(), PLUGIN, &rhai).await;
+    let router = Router::start(&support::example_supergraph(), &plugin(), &rhai).await;
     for (tool, arguments) in [
         ("search", json!({ "query": "books a customer ordered" })),
         ("introspect", json!({ "coordinates": ["Customer"] })),

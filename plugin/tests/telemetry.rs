@@ -197,9 +197,10 @@ async fn spans_and_metrics_reach_an_otlp_receiver() {
         batch_processor:
           scheduled_delay: 500ms"
     );
-    let tenants =
-        "tenants:\n  contracts:\n    staff: {}\n    public: { exclude_tags: [internal] }\n\
-                   mcp:\n  enabled: true\n  listen: 127.0.0.1:{port}";
+    let tenants = format!(
+        "tenants:\n  contracts:\n    staff: {{}}\n    public: {{ exclude_tags: [internal] }}\n{}",
+        support::MCP_ON
+    );
     // An empty local cache and a shared store: the run asks Redis and writes to it.
     let redis = RedisServer::start();
     let cache = tempfile::tempdir().unwrap();
@@ -209,7 +210,7 @@ async fn spans_and_metrics_reach_an_otlp_receiver() {
         redis.url()
     );
     let mut router =
-        Router::start_indexing(&support::example_supergraph(), &index, tenants, &telemetry).await;
+        Router::start_indexing(&support::example_supergraph(), &index, &tenants, &telemetry).await;
 
     // Indexing at start: one span per rebuilt subgraph, under the `wayfinder.index` root.
     router.wait_for_log("index ready").await;

@@ -22,6 +22,12 @@ experimental_mock_subgraphs:
       authors:
         - { __typename: Author, id: a1, name: Le Guin }";
 
+/// The plugin's MCP endpoint, on the router's own port (`{port}`: see [`Router::start`]).
+pub const MCP_ON: &str = "\
+mcp:
+  enabled: true
+  listen: 127.0.0.1:{port}";
+
 pub fn example_supergraph() -> PathBuf {
     repo_path("examples/bookshop/supergraph.graphql")
 }
