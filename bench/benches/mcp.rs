@@ -27,7 +27,9 @@ use std::time::{Duration, Instant};
 use apollo_compiler::ast::{Definition, FieldDefinition};
 
 use serde_json::{json, Value};
-use wayfinder_bench::{description_queries, p50_p99, quantile, router_binary, BenchRouter};
+use wayfinder_bench::{
+    description_queries, p50_p99, quantile, router_binary, BenchRouter, Sections,
+};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
 use wayfinder_tests::{repo_path, schema_path, single_subgraph_supergraph};
 use wayfinder_workers::eval::read_questions;
@@ -602,16 +604,12 @@ async fn latency(binary: &Path) {
 fn main() {
     let binary = router_binary("scripts/bench-mcp");
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let only: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let runs = |section: &str| only.is_empty() || only.iter().any(|o| section.contains(o.as_str()));
+    let sections = Sections::from_args();
     runtime.block_on(async {
-        if runs("tokens") {
+        if sections.runs("tokens") {
             tokens(&binary).await;
         }
-        if runs("latency") {
+        if sections.runs("latency") {
             latency(&binary).await;
         }
     });

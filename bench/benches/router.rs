@@ -23,7 +23,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use wayfinder_bench::{description_queries, p50_p99, quantile, router_binary, BenchRouter};
+use wayfinder_bench::{
+    description_queries, p50_p99, quantile, router_binary, BenchRouter, Sections,
+};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
 use wayfinder_tests::{repo_path, schema_path};
 
@@ -260,20 +262,15 @@ async fn contract_cost(binary: &Path) {
 fn main() {
     let binary = router_binary("scripts/bench-router");
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    // `cargo bench --bench router -- contract` runs the sections whose name contains a word.
-    let only: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let runs = |section: &str| only.is_empty() || only.iter().any(|o| section.contains(o.as_str()));
+    let sections = Sections::from_args();
     runtime.block_on(async {
-        if runs("search") {
+        if sections.runs("search") {
             search_latency(&binary).await;
         }
-        if runs("ordinary") {
+        if sections.runs("ordinary") {
             ordinary_overhead(&binary).await;
         }
-        if runs("contract") {
+        if sections.runs("contract") {
             contract_cost(&binary).await;
         }
     });

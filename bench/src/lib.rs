@@ -65,6 +65,25 @@ impl Drop for BenchRouter {
     }
 }
 
+/// Which sections of a bench run: `cargo bench --bench NAME -- WORD...` runs those whose name
+/// contains a word; no word, all of them.
+pub struct Sections(Vec<String>);
+
+impl Sections {
+    pub fn from_args() -> Self {
+        Sections(
+            std::env::args()
+                .skip(1)
+                .filter(|a| !a.starts_with("--"))
+                .collect(),
+        )
+    }
+
+    pub fn runs(&self, section: &str) -> bool {
+        self.0.is_empty() || self.0.iter().any(|word| section.contains(word.as_str()))
+    }
+}
+
 /// The `q`-quantile (0.5 = median) of some durations, by nearest rank.
 pub fn quantile(samples: &[Duration], q: f64) -> Duration {
     assert!(!samples.is_empty(), "no samples");
