@@ -1,7 +1,7 @@
 //! The MCP endpoint against the real `wayfinder-router` (release) on 127.0.0.1 (issue 45):
 //!
 //! 1. Token economy, on github, saleor (each as a one-subgraph supergraph) and the spotify
-//!    showcase, 10 questions each (the first ten of our own `bench/questions/*-reads.jsonl`):
+//!    showcase, 10 questions each (the first ten of our own `bench/corpus/questions/*/reads.jsonl`):
 //!    what one `__search(first: 5)` with the full `definition` selection answers (JSON, and the
 //!    same JSON without nulls and emptied lists), against the MCP texts an agent needs for the
 //!    same use (the `search` tool, and `introspect` of what the search text does not make
@@ -449,8 +449,10 @@ async fn tokens(binary: &Path) {
             let (chars, tokens) = measure(&list);
             println!("tools/list, once per session: {chars} chars, {tokens} tokens");
         }
-        let questions = read_questions(&repo_path(&format!("bench/questions/{name}-reads.jsonl")))
-            .expect("our own questions");
+        let questions = read_questions(&repo_path(&format!(
+            "bench/corpus/questions/{name}/reads.jsonl"
+        )))
+        .expect("our own questions");
         let mut tally = Tally::default();
         let add = |sum: &mut (usize, usize), (chars, tokens): (usize, usize)| {
             sum.0 += chars;

@@ -11,7 +11,9 @@ use anyhow::Context as _;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use wayfinder_supergraph::{Catalog, CatalogOptions, ContractFilter};
-use wayfinder_workers::eval::{evaluate, read_questions, score, EvalReport, Metrics};
+use wayfinder_workers::engine::Explained;
+use wayfinder_workers::eval::{evaluate, read_questions, score, EvalReport, Metrics, Question};
+use wayfinder_workers::rank::features;
 use wayfinder_workers::{
     Engine, EngineConfig, IndexReport, Params, Pooling, RedisConfig, SearchRequest,
 };
@@ -258,7 +260,12 @@ pub fn search(
 
 /// `sets` is schema, questions, schema, questions, ...: each set is indexed and searched on its
 /// own engine, then its answers join the pool.
-pub fn eval(sets: &[PathBuf], out: Option<&Path>, args: &EngineArgs) -> anyhow::Result<()> {
+pub fn eval(
+    sets: &[PathBuf],
+    out: Option<&Path>,
+    features: Option<&Path>,
+    args: &EngineArgs,
+) -> anyhow::Result<()> {
     if !sets.len().is_multiple_of(2) {
         anyhow::bail!(
             "eval takes a schema and a questions file for each set; `{}` has no questions file",
@@ -268,10 +275,30 @@ pub fn eval(sets: &[PathBuf], out: Option<&Path>, args: &EngineArgs) -> anyhow::
     let several = sets.len() > 2;
     let mut pooled = Vec::new();
     let mut params = None;
+    let mut feature_lines = features
+        .map(|path| {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            let mut writer = std::io::BufWriter::new(file);
+            writeln!(
+                writer,
+                "{}",
+                serde_json::json!({ "names": features::NAMES })
+            )?;
+            anyhow::Ok((path, writer))
+        })
+        .transpose()?;
     for pair in sets.chunks(2) {
         let (schema, questions_file) = (&pair[0], &pair[1]);
         let questions = read_questions(questions_file)?;
         let indexed = index_schema(schema, args, false)?;
+        if let Some((path, writer)) = &mut feature_lines {
+            for question in &questions {
+                let explained = indexed.engine.explain(&question.query)?;
+                write_features(writer, question, &explained)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+        }
         let report = evaluate(&indexed.engine, &questions)?;
         params = Some(indexed.engine.params().clone());
         if several {
@@ -285,8 +312,10 @@ pub fn eval(sets: &[PathBuf], out: Option<&Path>, args: &EngineArgs) -> anyhow::
         for answer in &pooled {
             let line = serde_json::json!({
                 "id": answer.id,
+                "style": answer.style,
                 "results": answer.results,
                 "deep_rank": answer.deep_rank,
+                "found": answer.found,
             });
             lines.push_str(&line.to_string());
             lines.push('\n');
@@ -303,6 +332,45 @@ pub fn eval(sets: &[PathBuf], out: Option<&Path>, args: &EngineArgs) -> anyhow::
         print_report(&score(pooled));
     }
     Ok(())
+}
+
+/// One question's line of `eval --features`: the question, then its candidates' coordinates
+/// and feature rows (four decimals).
+fn write_features(
+    out: &mut impl std::io::Write,
+    question: &Question,
+    explained: &Explained,
+) -> std::io::Result<()> {
+    let head = serde_json::json!({
+        "id": question.id,
+        "schema": question.schema,
+        "style": question.style(),
+        "expected": question.expected,
+        "inputs": question.inputs,
+        "candidates": explained.coordinates,
+    })
+    .to_string();
+    write!(out, "{},\"rows\":[", &head[..head.len() - 1])?;
+    for (i, row) in explained.rows.iter().enumerate() {
+        out.write_all(if i == 0 { b"[" } else { b",[" })?;
+        for (j, value) in row.iter().enumerate() {
+            let sep = if j == 0 { "" } else { "," };
+            let value = if value.is_finite() { *value } else { 0.0 };
+            let text = format!("{value:.4}");
+            let text = text.trim_end_matches('0').trim_end_matches('.');
+            write!(
+                out,
+                "{sep}{}",
+                if text.is_empty() || text == "-" {
+                    "0"
+                } else {
+                    text
+                }
+            )?;
+        }
+        out.write_all(b"]")?;
+    }
+    writeln!(out, "]}}")
 }
 
 /// Where `eval --out FILE` records the params it ranked with: `FILE.params.json`.
@@ -326,5 +394,25 @@ fn print_report(report: &EvalReport) {
     for (kind, metrics) in &report.by_kind {
         row(kind, metrics);
     }
+    if report.by_style.len() > 1 || report.tasks.questions > 0 {
+        for (style, metrics) in &report.by_style {
+            row(&format!("style {}", style.as_str()), metrics);
+        }
+    }
     row("overall", &report.overall);
+    let tasks = &report.tasks;
+    if tasks.questions > 0 {
+        println!(
+            "{:<22} {:>4} {:>6} {:>6} {:>9}",
+            "tasks", "n", "FR@20", "FR@50", "all@20"
+        );
+        println!(
+            "{:<22} {:>4} {:>6.3} {:>6.3} {:>9.3}",
+            "style task",
+            tasks.questions,
+            tasks.field_recall_at_20,
+            tasks.field_recall_at_50,
+            tasks.complete_at_20
+        );
+    }
 }

@@ -62,10 +62,15 @@ enum Command {
         /// A schema and its questions file; repeat the pair to measure and pool several sets.
         #[arg(required = true, num_args = 2.., value_names = ["SCHEMA", "QUESTIONS"])]
         sets: Vec<PathBuf>,
-        /// Write `{"id": ..., "results": [top-10 coordinates], "deep_rank": ...}` a line, for
+        /// Write `{"id": ..., "style": ..., "results": [top-10 coordinates], "deep_rank": ...,
+        /// "found": [rank of each expected coordinate]}` a line, for
         /// every question of every set, and the ranking params used to `FILE.params.json`.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Write every question's candidates and their features (one JSON line each, after a
+        /// line naming the features): what `bench/fit` fits the ranker on.
+        #[arg(long)]
+        features: Option<PathBuf>,
         #[command(flatten)]
         engine: engine::EngineArgs,
     },
@@ -102,7 +107,12 @@ fn run(command: Command) -> anyhow::Result<()> {
             search,
             engine,
         } => engine::search(&schema, &words, &search, &engine),
-        Command::Eval { sets, out, engine } => engine::eval(&sets, out.as_deref(), &engine),
+        Command::Eval {
+            sets,
+            out,
+            features,
+            engine,
+        } => engine::eval(&sets, out.as_deref(), features.as_deref(), &engine),
         Command::Catalog {
             schema,
             coordinates,

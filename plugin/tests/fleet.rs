@@ -165,10 +165,11 @@ async fn indexed(router: &Router, n: usize) -> Value {
 
 /// 50 questions: this project's own spotify sets, then the schema's one-line descriptions.
 fn fifty_questions() -> Vec<String> {
-    let mut questions: Vec<String> = ["spotify-actions", "spotify-reads"]
+    let mut questions: Vec<String> = ["actions", "reads"]
         .iter()
         .flat_map(|set| {
-            let path = wayfinder_tests::repo_path(&format!("bench/questions/{set}.jsonl"));
+            let path =
+                wayfinder_tests::repo_path(&format!("bench/corpus/questions/spotify/{set}.jsonl"));
             std::fs::read_to_string(path)
                 .expect("the question set")
                 .lines()

@@ -1,4 +1,4 @@
-//! Every coordinate a dev question or one of our own check questions (`bench/questions/`)
+//! Every coordinate a dev question or one of our own check questions (`bench/corpus/`)
 //! expects exists in its schema's catalog, written the same way.
 
 use wayfinder_tests::{catalog, questions, repo_path, set_schema, DEV_SETS};
@@ -30,17 +30,24 @@ fn every_expected_coordinate_is_in_the_catalog() {
     assert!(checked > 150);
 }
 
-/// The check questions the team wrote (`bench/questions/`, see bench/README.md), each file with
-/// the schema it asks about.
-fn own_sets() -> [(&'static str, &'static str); 6] {
+/// The corpus's question files on the dev schemas (`bench/corpus/questions/`, see
+/// bench/corpus/README.md), each with the schema it asks about.
+fn own_sets() -> Vec<(String, &'static str)> {
     [
-        ("github-actions", set_schema("github")),
-        ("github-reads", set_schema("github")),
-        ("saleor-actions", set_schema("saleor")),
-        ("saleor-reads", set_schema("saleor")),
-        ("spotify-actions", set_schema("spotify-supergraph")),
-        ("spotify-reads", set_schema("spotify-supergraph")),
+        ("github", "github"),
+        ("saleor", "saleor"),
+        ("spotify", "spotify-supergraph"),
     ]
+    .into_iter()
+    .flat_map(|(folder, set)| {
+        ["actions", "reads", "blind"].map(|file| {
+            (
+                format!("bench/corpus/questions/{folder}/{file}.jsonl"),
+                set_schema(set),
+            )
+        })
+    })
+    .collect()
 }
 
 #[test]
@@ -51,8 +58,7 @@ fn our_own_questions_are_new_and_expect_members_of_their_schemas() {
         .map(|q| q.query.to_lowercase())
         .collect();
     for (set, schema) in own_sets() {
-        let own = read_questions(&repo_path(&format!("bench/questions/{set}.jsonl")))
-            .unwrap_or_else(|error| panic!("{set}: {error}"));
+        let own = read_questions(&repo_path(&set)).unwrap_or_else(|error| panic!("{set}: {error}"));
         assert!(own.len() >= 8, "{set}: {} questions", own.len());
         let catalog = catalog(schema);
         for question in &own {
@@ -62,7 +68,7 @@ fn our_own_questions_are_new_and_expect_members_of_their_schemas() {
                 "{}: a dev question",
                 question.id
             );
-            for coordinate in &question.expected {
+            for coordinate in question.expected.iter().chain(&question.inputs) {
                 assert!(
                     catalog.get(coordinate).is_some(),
                     "{}: {coordinate} is not in {schema}",

@@ -39,7 +39,7 @@ use crate::index::vector::VectorError;
 use crate::index::visibility::Visibility;
 use crate::query::Analysis;
 use crate::rank::stages::fuse;
-use crate::rank::{rerank, Embedded, Params, ParamsError, Stage};
+use crate::rank::{candidates, features, rerank, Embedded, Params, ParamsError, Stage};
 use crate::search_pool::{Overloaded, SearchPool, SpawnError};
 
 /// Longest query accepted, in characters.
@@ -101,6 +101,37 @@ pub struct SearchHit {
     /// In [0, 1], descending through the result set.
     pub score: f32,
     pub cursor: String,
+}
+
+/// One question's candidates and their features ([`Engine::explain`]).
+#[derive(Debug, Clone)]
+pub struct Explained {
+    pub coordinates: Vec<String>,
+    pub rows: Vec<features::Row>,
+}
+
+/// What one question brings to the ranking ([`Engine::gather`]).
+struct Gathered<'q> {
+    analysis: Analysis<'q>,
+    lexical: Vec<(MemberId, f32)>,
+    vector: Vec<(MemberId, f32)>,
+    embedded: EmbeddedOwned,
+    mode: SearchMode,
+}
+
+/// The question's embedding, its owner's, its answer's and its verb's.
+struct EmbeddedOwned([Option<Arc<Embedding>>; 4]);
+
+impl EmbeddedOwned {
+    fn borrowed(&self) -> Embedded<'_> {
+        let [question, owner, answer, verb] = &self.0;
+        Embedded {
+            question: question.as_deref(),
+            owner: owner.as_deref(),
+            answer: answer.as_deref(),
+            verb: verb.as_deref(),
+        }
+    }
 }
 
 /// A page of results with the generation they came from, so definitions and paths are read
@@ -582,57 +613,13 @@ impl Engine {
         } = page;
         let params = &self.params;
         let depth = (offset + request.first).max(params.candidate_depth);
-        let query = request.query.trim();
-        let mut mode = generation.mode();
-        let analysis = Analysis::of(
-            query,
-            generation.lexical.terms(query),
-            params
-                .runs(Stage::Spelling)
-                .then_some(&*generation.spellings),
-            params.runs(Stage::Intent),
-        );
-        let lexical = {
-            let span = tracing::info_span!(
-                "wayfinder.lexical_search",
-                candidates = tracing::field::Empty
-            );
-            let _entered = span.enter();
-            let lexical = generation
-                .lexical
-                .search_terms(&analysis.terms, depth, &visibility)?;
-            span.record("candidates", lexical.len());
-            lexical
-        };
-        let mut vector = Vec::new();
-        // The question's embedding, its owner's, its answer's and its verb's.
-        let mut embedded = [None, None, None, None];
-        if let Some(session) = session {
-            let texts = [
-                Some(analysis.read.as_ref()),
-                analysis.owner.as_ref().map(|owner| owner.phrase.as_str()),
-                analysis.answer.as_deref(),
-                analysis.verb.as_deref(),
-            ];
-            match self.query_embeddings(&texts, session) {
-                Some([Some(q), owner, answer, verb]) => {
-                    let span = tracing::info_span!(
-                        "wayfinder.vector_search",
-                        shards = generation.shards.len(),
-                        candidates = tracing::field::Empty
-                    );
-                    let _entered = span.enter();
-                    // An action wants a mutation field, however far its words are from the
-                    // question's.
-                    let actions = analysis.intent.action && params.runs(Stage::ActionCandidates);
-                    vector =
-                        generation.vector_candidates(&q.vector, depth, actions, &visibility)?;
-                    span.record("candidates", vector.len());
-                    embedded = [Some(q), owner, answer, verb];
-                }
-                _ => mode = SearchMode::Lexical,
-            }
-        }
+        let Gathered {
+            analysis,
+            lexical,
+            vector,
+            embedded,
+            mode,
+        } = self.gather(request.query, generation, depth, &visibility, session)?;
         let merge = tracing::info_span!(
             "wayfinder.merge",
             results = tracing::field::Empty,
@@ -651,13 +638,7 @@ impl Engine {
             analysis.intent,
             params,
         );
-        let [question, owner, answer, verb] = &embedded;
-        let embedded = Embedded {
-            question: question.as_deref(),
-            owner: owner.as_deref(),
-            answer: answer.as_deref(),
-            verb: verb.as_deref(),
-        };
+        let embedded = embedded.borrowed();
         rerank(
             generation,
             &mut ranked,
@@ -691,6 +672,130 @@ impl Engine {
             catalog: Arc::clone(catalog),
             visibility,
             overloaded: None,
+        })
+    }
+
+    /// Reads `query` (trimmed), searches it lexically and, with a `session`, embeds it and its
+    /// phrases and searches the vector shards: what every ranking starts from.
+    fn gather<'q>(
+        &self,
+        query: &'q str,
+        generation: &Generation,
+        depth: usize,
+        visibility: &Visibility,
+        session: Option<Result<&mut Embedder, EmbedError>>,
+    ) -> Result<Gathered<'q>, SearchError> {
+        let params = &self.params;
+        let query = query.trim();
+        let mut mode = generation.mode();
+        let analysis = Analysis::of(
+            query,
+            generation.lexical.terms(query),
+            params
+                .runs(Stage::Spelling)
+                .then_some(&*generation.spellings),
+            params.runs(Stage::Intent),
+        );
+        let lexical = {
+            let span = tracing::info_span!(
+                "wayfinder.lexical_search",
+                candidates = tracing::field::Empty
+            );
+            let _entered = span.enter();
+            let lexical = generation
+                .lexical
+                .search_terms(&analysis.terms, depth, visibility)?;
+            span.record("candidates", lexical.len());
+            lexical
+        };
+        let mut vector = Vec::new();
+        // The question's embedding, its owner's, its answer's and its verb's.
+        let mut embedded = [None, None, None, None];
+        if let Some(session) = session {
+            let texts = [
+                Some(analysis.read.as_ref()),
+                analysis.owner.as_ref().map(|owner| owner.phrase.as_str()),
+                analysis.answer.as_deref(),
+                analysis.verb.as_deref(),
+            ];
+            match self.query_embeddings(&texts, session) {
+                Some([Some(q), owner, answer, verb]) => {
+                    let span = tracing::info_span!(
+                        "wayfinder.vector_search",
+                        shards = generation.shards.len(),
+                        candidates = tracing::field::Empty
+                    );
+                    let _entered = span.enter();
+                    // An action wants a mutation field, however far its words are from the
+                    // question's.
+                    let actions = analysis.intent.action && params.runs(Stage::ActionCandidates);
+                    vector = generation.vector_candidates(&q.vector, depth, actions, visibility)?;
+                    span.record("candidates", vector.len());
+                    embedded = [Some(q), owner, answer, verb];
+                }
+                _ => mode = SearchMode::Lexical,
+            }
+        }
+        Ok(Gathered {
+            analysis,
+            lexical,
+            vector,
+            embedded: EmbeddedOwned(embedded),
+            mode,
+        })
+    }
+
+    /// The candidates the ranking weighs for `query` over the whole API, each with its
+    /// coordinate and its features ([`crate::rank::features`]), in fused order: what the
+    /// learned ranker is fitted on (`wayfinder eval --features`).
+    pub fn explain(&self, query: &str) -> Result<Explained, SearchError> {
+        let generation = self.current().ok_or(SearchError::NotReady)?;
+        match self.query.as_ref().filter(|_| generation.has_vectors()) {
+            Some(encoder) => encoder
+                .pool
+                .run(&Admission::default(), |session| {
+                    self.explain_with(&generation, query, Some(session))
+                })
+                .map_err(SearchError::Overloaded)?,
+            None => self.explain_with(&generation, query, None),
+        }
+    }
+
+    fn explain_with(
+        &self,
+        generation: &Generation,
+        query: &str,
+        session: Option<Result<&mut Embedder, EmbedError>>,
+    ) -> Result<Explained, SearchError> {
+        let visibility = Visibility::all();
+        let depth = self.params.candidate_depth;
+        let gathered = self.gather(query, generation, depth, &visibility, session)?;
+        let catalog = &generation.catalog;
+        let candidates = candidates::gather(
+            catalog,
+            generation.documents(),
+            &generation.lexical,
+            &gathered.analysis,
+            &gathered.lexical,
+            &gathered.vector,
+            &visibility,
+            &self.params,
+        )?;
+        let embedded = gathered.embedded.borrowed();
+        let inputs = features::Inputs {
+            generation,
+            analysis: &gathered.analysis,
+            embedded: &embedded,
+            visibility: &visibility,
+            params: &self.params,
+        };
+        let rows = features::rows(&inputs, &candidates);
+        Ok(Explained {
+            coordinates: candidates
+                .iter()
+                .map(|c| catalog.member(c.member).coordinate.clone())
+                .collect(),
+            rows,
         })
     }
 

@@ -301,6 +301,24 @@ impl Generation {
         Some(self.mean_similarity(shard, member, query))
     }
 
+    /// How `member`'s views compare with `query`, when its shard has vectors.
+    pub(crate) fn view_similarities(
+        &self,
+        member: MemberId,
+        query: &[f32],
+    ) -> Option<ViewSimilarities> {
+        let (document, shard) = self.ready_shard_of(member)?;
+        let of =
+            |view: &crate::index::document::View| shard.vector(view.key).map(|v| dot(v, query));
+        let all: Vec<f32> = document.views.iter().filter_map(of).collect();
+        Some(ViewSimilarities {
+            text: of(document.text_view())?,
+            summary: document.views.get(document.summary_view).and_then(of)?,
+            max: all.iter().copied().fold(f32::MIN, f32::max),
+            min: all.iter().copied().fold(f32::MAX, f32::min),
+        })
+    }
+
     fn mean_similarity(&self, shard: &VectorShard, member: MemberId, query: &[f32]) -> f32 {
         let Some(document) = self.documents.get(member.index()) else {
             return 0.0;
@@ -318,6 +336,17 @@ impl Generation {
             sum / count as f32
         }
     }
+}
+
+/// A member's views against one question.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ViewSimilarities {
+    /// Its document text's.
+    pub text: f32,
+    /// Its own name and summary's.
+    pub summary: f32,
+    pub max: f32,
+    pub min: f32,
 }
 
 /// Highest score first, ties by member so the order is deterministic.

@@ -137,6 +137,26 @@ impl LexicalIndex {
         Ok(results)
     }
 
+    /// The share of `terms` that some document holds (0 for none).
+    pub(crate) fn known_share(&self, terms: &[String]) -> f32 {
+        if terms.is_empty() {
+            return 0.0;
+        }
+        let searcher = self.reader.searcher();
+        let known = terms
+            .iter()
+            .filter(|word| {
+                [self.title, self.names, self.text]
+                    .into_iter()
+                    .any(|field| {
+                        let term = Term::from_field_text(field, word);
+                        searcher.doc_freq(&term).is_ok_and(|n| n > 0)
+                    })
+            })
+            .count();
+        known as f32 / terms.len() as f32
+    }
+
     /// The query's distinct words after the analyzer (lower case, stemmed, no stop words),
     /// identifiers in it both whole and split into words (`timelineItems`: `timelineitem`,
     /// `timelin`, `item`).

@@ -74,7 +74,7 @@ pub(crate) const AUXILIARIES: &[&str] = &[
 ];
 
 /// Words that open a question rather than name what it asks for.
-const QUESTION_WORDS: &[&str] = &[
+pub(crate) const QUESTION_WORDS: &[&str] = &[
     "how", "what", "when", "where", "whether", "which", "who", "whom", "whose", "why",
 ];
 

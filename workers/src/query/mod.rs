@@ -2,9 +2,11 @@
 //!
 //! [`intent`] reads its shape (an action, a list narrowed down, an owner, what a read asks
 //! for); [`spelling`] spells out the words the model reads better written in full, from the
-//! schema's own names. Both read the question's [`words`], scanned once.
+//! schema's own names. Both read the question's [`words`], scanned once. [`phrases`] splits
+//! a question that lists several things into them.
 
 pub mod intent;
+pub mod phrases;
 pub mod spelling;
 pub mod words;
 
@@ -33,6 +35,8 @@ pub struct Analysis<'q> {
     pub answer: Option<String>,
     /// What an action does, when it does not say how ([`Intent::manner`]).
     pub verb: Option<String>,
+    /// The things the question lists, each searched on its own ([`phrases`]).
+    pub phrases: Vec<String>,
 }
 
 impl<'q> Analysis<'q> {
@@ -79,6 +83,7 @@ impl<'q> Analysis<'q> {
             owner,
             answer,
             verb,
+            phrases: phrases::of(asked),
         }
     }
 }

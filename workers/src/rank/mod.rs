@@ -7,6 +7,8 @@
 //! they use is a field of [`Params`]; docs/RANKING.md gives each stage with its numbers, its
 //! tests and the measurement that kept it.
 
+pub(crate) mod candidates;
+pub mod features;
 pub mod params;
 pub mod stages;
 

@@ -132,6 +132,9 @@ pub struct Params {
     /// Candidates taken from each list before fusion, at least (more when a page reaches
     /// deeper).
     pub candidate_depth: usize,
+    /// Candidates taken from the lexical list of each phrase of a question that lists several
+    /// things ([`crate::query::phrases`]).
+    pub phrase_depth: usize,
     /// Member priors (`priors` stage).
     pub priors: Priors,
     /// What a member that narrows reads counts for when the question asks for a list narrowed
@@ -179,6 +182,7 @@ impl Default for Params {
             stages: Stage::ALL.to_vec(),
             fusion: Fusion::default(),
             candidate_depth: 100,
+            phrase_depth: 30,
             priors: Priors::default(),
             narrowing: 1.1,
             not_an_action: 1.0 / 1.5,
@@ -292,6 +296,7 @@ impl Params {
         }
         let depths = [
             ("candidate_depth", self.candidate_depth),
+            ("phrase_depth", self.phrase_depth),
             ("token_depth", self.token_depth),
             ("likeness_depth", self.likeness_depth),
             ("path_depth", self.path_depth),

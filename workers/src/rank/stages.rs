@@ -247,7 +247,7 @@ fn add_likeness(
 /// values of `OrderStatus` are an order's, through `Order.status`. When the owner is what a
 /// list holds, an argument belongs to what its field's list holds (`Repository.pullRequests(
 /// headRefName:)` narrows pull requests, not the repository).
-fn owner_types(catalog: &Catalog, member: &Member, listed: bool) -> Vec<MemberId> {
+pub(crate) fn owner_types(catalog: &Catalog, member: &Member, listed: bool) -> Vec<MemberId> {
     let container = |id: MemberId| {
         catalog
             .container(id)
@@ -277,7 +277,7 @@ fn owner_types(catalog: &Catalog, member: &Member, listed: bool) -> Vec<MemberId
 /// list holds; an argument's field's; and for an enum value or input field, that of each field
 /// whose arguments take it, directly or through input objects (`RepositoryOrderField.STARGAZERS`
 /// orders the repositories `User.repositories(orderBy:)` lists).
-fn answer_types(catalog: &Catalog, member: &Member) -> Vec<MemberId> {
+pub(crate) fn answer_types(catalog: &Catalog, member: &Member) -> Vec<MemberId> {
     let fields = match member.kind {
         MemberKind::Field => vec![member.id],
         MemberKind::Argument => member.parent.into_iter().collect(),

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Runs the whole question corpus through `wayfinder eval`, writing what the ranker is fitted on.
+
+    bench/fit/run.py [--wayfinder target/release/wayfinder] [--work DIR] [--schemas a,b]
+                     [--params FILE]
+
+For each schema of bench/corpus/schemas.json (the dev schemas read from ../shared, the others
+fetched by scripts/setup into .wayfinder/schemas), its questions (the dev set and every file
+under bench/corpus/questions/<schema>/) are merged into DIR/questions-<schema>.jsonl, each
+line's `schema` set to the corpus name; then one `wayfinder eval` over all of them writes
+DIR/features.jsonl (every question's candidates and feature rows, `--features`) and
+DIR/answers.jsonl (the ranking's answers, `--out`), and prints the figures per set and pooled.
+bench/fit/fit.py reads both.
+"""
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED = os.environ.get("WAYFINDER_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
+HOME = os.environ.get("WAYFINDER_HOME", os.path.join(ROOT, ".wayfinder"))
+CORPUS = os.path.join(ROOT, "bench", "corpus")
+
+
+def corpus_sets(only):
+    """(name, schema file, question files) for each corpus schema, in manifest order."""
+    with open(os.path.join(CORPUS, "schemas.json"), encoding="utf-8") as f:
+        manifest = json.load(f)["schemas"]
+    for name, entry in manifest.items():
+        if only and name not in only:
+            continue
+        source = entry["source"]
+        if source["registry"] == "shared":
+            schema = os.path.join(SHARED, "eval", source["path"])
+        else:
+            schema = os.path.join(HOME, "schemas", f"{name}.graphql")
+        files = sorted(glob.glob(os.path.join(CORPUS, "questions", name, "*.jsonl")))
+        if "dev_set" in entry:
+            files.insert(0, os.path.join(SHARED, "eval", entry["dev_set"]))
+        yield name, schema, files
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--wayfinder", default=os.path.join(ROOT, "target", "release", "wayfinder"))
+    parser.add_argument("--work", default=os.path.join(ROOT, "target", "fit"))
+    parser.add_argument("--schemas", default="", help="comma-separated corpus names (default: all)")
+    parser.add_argument("--params", help="ranking params file for `wayfinder eval --params`")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    only = {s for s in args.schemas.split(",") if s}
+    pairs = []
+    for name, schema, files in corpus_sets(only):
+        if not os.path.exists(schema):
+            sys.exit(f"run: {schema} is missing (scripts/setup fetches the corpus schemas)")
+        merged = os.path.join(args.work, f"questions-{name}.jsonl")
+        with open(merged, "w", encoding="utf-8") as out:
+            for path in files:
+                with open(path, encoding="utf-8") as lines:
+                    for line in lines:
+                        if line.strip():
+                            question = json.loads(line)
+                            question["schema"] = name
+                            out.write(json.dumps(question) + "\n")
+        pairs += [schema, merged]
+    command = [args.wayfinder, "eval", *pairs,
+               "--features", os.path.join(args.work, "features.jsonl"),
+               "--out", os.path.join(args.work, "answers.jsonl")]
+    if args.params:
+        command += ["--params", args.params]
+    subprocess.run(command, check=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+//! Candidates: every member one question's ranking weighs, with the evidence that brought it.
+//!
+//! The lexical index and the vector shards each give their best `candidate_depth` members for
+//! the whole question. A question that names several things (`each order's number, its
+//! customer's email and the items' prices`) is also searched lexically phrase by phrase
+//! ([`crate::query::Analysis::phrases`]), so that every thing it names can reach the page, not
+//! only the most prominent one. Then what the best members lead to joins them: the field each
+//! is reached through from a root, the live replacement of a deprecated one, and any member the
+//! question names outright. The features ([`super::features`]) are read for each candidate.
+
+use std::collections::HashMap;
+
+use wayfinder_supergraph::{Catalog, MemberId, MemberKind};
+
+use crate::index::document::Document;
+use crate::index::lexical::{LexicalError, LexicalIndex};
+use crate::index::visibility::Visibility;
+use crate::query::Analysis;
+use crate::rank::params::Params;
+use crate::rank::stages;
+
+/// One candidate member and what found it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    pub member: MemberId,
+    /// Rank (0-based) and BM25 score in the whole question's lexical list.
+    pub lexical: Option<(usize, f32)>,
+    /// Rank and mean view similarity in the question's vector list.
+    pub vector: Option<(usize, f32)>,
+    /// The best rank in one phrase's lexical list, and its score over that list's best.
+    pub phrase: Option<(usize, f32)>,
+    /// How many of the question's phrases' lists hold it.
+    pub phrases: usize,
+    /// The fused score of both lists, weighed by prior and intent ([`stages::fuse`]): the
+    /// order the features that look at "the best few" read.
+    pub fused: f32,
+}
+
+impl Candidate {
+    fn new(member: MemberId) -> Self {
+        Candidate {
+            member,
+            lexical: None,
+            vector: None,
+            phrase: None,
+            phrases: 0,
+            fused: 0.0,
+        }
+    }
+}
+
+/// The candidates of one question, best fused score first (ties by coordinate).
+#[allow(clippy::too_many_arguments)]
+pub fn gather(
+    catalog: &Catalog,
+    documents: &[Document],
+    lexical_index: &LexicalIndex,
+    analysis: &Analysis<'_>,
+    lexical: &[(MemberId, f32)],
+    vector: &[(MemberId, f32)],
+    visibility: &Visibility,
+    params: &Params,
+) -> Result<Vec<Candidate>, LexicalError> {
+    let fused = stages::fuse(catalog, documents, lexical, vector, analysis.intent, params);
+    let mut at: HashMap<MemberId, usize> = HashMap::with_capacity(fused.len() * 2);
+    let mut candidates: Vec<Candidate> = Vec::with_capacity(fused.len() * 2);
+    let mut slot = |candidates: &mut Vec<Candidate>, member: MemberId| -> usize {
+        *at.entry(member).or_insert_with(|| {
+            candidates.push(Candidate::new(member));
+            candidates.len() - 1
+        })
+    };
+    for &(member, score) in &fused {
+        let i = slot(&mut candidates, member);
+        candidates[i].fused = score;
+    }
+    for (rank, &(member, score)) in lexical.iter().enumerate() {
+        let i = slot(&mut candidates, member);
+        candidates[i].lexical = Some((rank, score));
+    }
+    for (rank, &(member, score)) in vector.iter().enumerate() {
+        let i = slot(&mut candidates, member);
+        candidates[i].vector = Some((rank, score));
+    }
+    if analysis.phrases.len() > 1 {
+        for phrase in &analysis.phrases {
+            let terms = lexical_index.terms(phrase);
+            let found = lexical_index.search_terms(&terms, params.phrase_depth, visibility)?;
+            let best = found.first().map_or(0.0, |(_, s)| *s);
+            for (rank, &(member, score)) in found.iter().enumerate() {
+                let i = slot(&mut candidates, member);
+                let c = &mut candidates[i];
+                c.phrases += 1;
+                let ratio = if best > 0.0 { score / best } else { 0.0 };
+                if c.phrase.is_none_or(|(r, _)| rank < r) {
+                    c.phrase = Some((rank, ratio));
+                }
+            }
+        }
+    }
+    // What the best members lead to.
+    let best: Vec<MemberId> = fused
+        .iter()
+        .take(params.path_depth)
+        .map(|(m, _)| *m)
+        .collect();
+    for member in best {
+        if let Some(through) = through(catalog, visibility, member) {
+            slot(&mut candidates, through);
+        }
+    }
+    let deprecated: Vec<MemberId> = candidates.iter().map(|c| c.member).collect();
+    for member in deprecated {
+        if let Some(replacement) = replacement(catalog, documents, visibility, member) {
+            slot(&mut candidates, replacement);
+        }
+    }
+    for member in stages::named_members(catalog, analysis.asked, visibility, &fused) {
+        slot(&mut candidates, member);
+    }
+    Ok(candidates)
+}
+
+/// The field `member`'s first visible path from a root runs through just before it (never
+/// the root field itself): the field that takes an argument, returns the type a field belongs
+/// to, or returns the enum of a value.
+pub fn through(catalog: &Catalog, visibility: &Visibility, member: MemberId) -> Option<MemberId> {
+    let paths = visibility.paths_to_root(catalog, member);
+    let &[_root, .., through, _member] = paths.first().map(|path| &path[..])? else {
+        return None;
+    };
+    (catalog.member(through).kind == MemberKind::Field).then_some(through)
+}
+
+/// The visible live member that replaces `member`, when it is deprecated itself or by reach.
+pub fn replacement(
+    catalog: &Catalog,
+    documents: &[Document],
+    visibility: &Visibility,
+    member: MemberId,
+) -> Option<MemberId> {
+    let by_reach = documents
+        .get(member.index())
+        .and_then(|d| d.deprecated_by_reach);
+    let replacement = match (&catalog.member(member).deprecation, by_reach) {
+        (Some(own), _) => own.replacement,
+        (None, Some(replacement)) => replacement,
+        (None, None) => None,
+    };
+    replacement.filter(|r| *r != member && visibility.allows(*r))
+}

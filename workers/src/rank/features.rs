@@ -1,0 +1,369 @@
+//! Features: what the learned ranker reads of one (question, candidate) pair.
+//!
+//! Each row holds the question's own features (its length, shape, how much of it the schema
+//! knows), then the candidate's: its evidence in the lexical and vector lists and in the
+//! question's phrases, how its views, its name, its words token by token, its type and its
+//! parent compare with the question, how its types compare with the owner, answer and verb the
+//! question names, and what it is (kind, root, depth, prior, flags, deprecation, whether the
+//! question names it, whether the best candidates are reached through it). Every feature is a
+//! plain number; the fitting script (bench/fit) reads them by the names [`NAMES`] gives, in
+//! that order, so a new feature goes at the end of [`features!`] and the ranker is refitted.
+
+use std::collections::HashMap;
+
+use wayfinder_supergraph::{Member, MemberId, MemberKind};
+
+use crate::embed::tokens::QueryTokens;
+use crate::index::generation::Generation;
+use crate::index::visibility::Visibility;
+use crate::query::Analysis;
+use crate::rank::candidates::{self, Candidate};
+use crate::rank::params::Params;
+use crate::rank::{stages, Embedded};
+
+macro_rules! features {
+    ($($name:ident: $doc:literal,)*) => {
+        /// One feature: its place in a [`Row`].
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum F { $(#[doc = $doc] $name,)* }
+
+        /// The features' names, in row order: what the fitting script and a fitted model
+        /// file name them by.
+        pub const NAMES: &[&str] = &[$(stringify!($name),)*];
+    };
+}
+
+features! {
+    q_words: "The question's words.",
+    q_terms: "Its distinct lexical terms.",
+    q_phrases: "The things it lists (1 when it lists none).",
+    q_action: "It asks for a change.",
+    q_filter: "It asks for a list narrowed down.",
+    q_manner: "A change that says how it is made.",
+    q_outcome: "A change followed by a read.",
+    q_owner: "It names what has what it asks for.",
+    q_question: "It opens with a question word or ends with a question mark.",
+    q_known: "The share of its terms the schema's documents hold.",
+    q_best_bm25: "ln(1 + the best BM25 score).",
+    q_best_cos: "The best mean view similarity among the candidates.",
+    lex_ratio: "BM25 over the question's best.",
+    lex_rank: "1 / (1 + rank) in the lexical list; 0 outside it.",
+    vec_rank: "1 / (1 + rank) in the vector list; 0 outside it.",
+    cos: "Mean similarity of its views to the question.",
+    cos_gap: "The best candidate's mean similarity less its own.",
+    cos_text: "Similarity of its document text.",
+    cos_summary: "Similarity of its own name and summary.",
+    cos_max: "Its most similar view.",
+    cos_min: "Its least similar view.",
+    phrase_ratio: "Its best score in a phrase's lexical list over that list's best.",
+    phrase_rank: "1 / (1 + its best rank in a phrase's list); 0 outside them.",
+    phrase_share: "The share of the question's phrases whose lists hold it.",
+    name_cover: "The share of its name's terms the question holds.",
+    query_cover: "The share of the question's terms its name holds.",
+    tokens: "The token match, for the best fused candidates (0 below them).",
+    owner_like: "Its owner type's likeness to the owner the question names.",
+    owner_gap: "The best owner likeness among the candidates less its own.",
+    answer_like: "Likeness of what it returns to what a read asks for.",
+    answer_gap: "The best answer likeness less its own.",
+    verb_like: "A mutation field's likeness to an action's verb.",
+    parent_cos: "Its parent type's similarity to the question.",
+    type_cos: "Its own type's similarity to the question (what a field returns).",
+    fused: "The fused score of both lists, weighed by prior and intent.",
+    fused_rank: "1 / (1 + rank) by fused score.",
+    prior: "Its prior: roots over what lies below them, plumbing least.",
+    kind_field: "A field.",
+    kind_argument: "An argument.",
+    kind_enum_value: "An enum value.",
+    kind_input_field: "An input field.",
+    kind_type: "A type.",
+    kind_directive: "A directive or a directive's argument.",
+    root_query: "A field of the query root.",
+    root_mutation: "A field of the mutation root.",
+    root_subscription: "A field of the subscription root.",
+    depth: "Its depth from a root, over 10.",
+    narrows: "It narrows a read.",
+    change_input: "A mutation takes it.",
+    change_outcome: "A mutation's payload holds it.",
+    thin: "Its name is all it says.",
+    deprecated: "Deprecated itself.",
+    deprecated_by_reach: "Only deprecated members reach it.",
+    replaces: "The fused score of the deprecated candidate it replaces.",
+    described: "It has a description.",
+    named: "1 / (1 + its place among the members the question names); 0 when not named.",
+    path_gain: "The best fused score among the candidates reached through it.",
+}
+
+/// The number of features in a row.
+pub const COUNT: usize = NAMES.len();
+
+/// One candidate's features.
+pub type Row = [f32; COUNT];
+
+/// Everything a row is read from.
+pub(crate) struct Inputs<'a> {
+    pub generation: &'a Generation,
+    pub analysis: &'a Analysis<'a>,
+    pub embedded: &'a Embedded<'a>,
+    pub visibility: &'a Visibility,
+    pub params: &'a Params,
+}
+
+/// The rows of `candidates` (in `fused` order, as [`candidates::gather`] gives them).
+pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
+    let Inputs {
+        generation,
+        analysis,
+        embedded,
+        visibility,
+        params,
+    } = inputs;
+    let catalog = &generation.catalog;
+    let documents = generation.documents();
+    let roots = catalog.roots();
+    let question = embedded.question.map(|e| &e.vector[..]);
+
+    let mut type_cos: HashMap<MemberId, f32> = HashMap::new();
+    let mut similarity_of_type = |ty: MemberId, to: &[f32]| {
+        *type_cos
+            .entry(ty)
+            .or_insert_with(|| generation.similarity(ty, to).unwrap_or(0.0))
+    };
+    let cos: Vec<f32> = candidates
+        .iter()
+        .map(|c| match (c.vector, question) {
+            (Some((_, s)), _) => s,
+            (None, Some(q)) => generation.similarity(c.member, q).unwrap_or(0.0),
+            (None, None) => 0.0,
+        })
+        .collect();
+    let best_cos = cos.iter().copied().fold(0f32, f32::max);
+    let best_bm25 = candidates
+        .iter()
+        .filter_map(|c| c.lexical.map(|(_, s)| s))
+        .fold(0f32, f32::max);
+
+    // The order "the best few" are read in.
+    let mut by_fused: Vec<usize> = (0..candidates.len()).collect();
+    by_fused.sort_by(|a, b| candidates[*b].fused.total_cmp(&candidates[*a].fused));
+    let mut fused_rank = vec![usize::MAX; candidates.len()];
+    for (rank, &i) in by_fused.iter().enumerate() {
+        fused_rank[i] = rank;
+    }
+    let at: HashMap<MemberId, usize> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.member, i))
+        .collect();
+
+    let mut tokens = vec![0f32; candidates.len()];
+    if let Some(query_tokens) = embedded
+        .question
+        .and_then(|q| QueryTokens::new(&q.tokens, generation.token_frequencies()))
+    {
+        for &i in by_fused.iter().take(params.token_depth) {
+            tokens[i] = generation
+                .member_tokens(candidates[i].member)
+                .map_or(0.0, |t| query_tokens.match_score(t));
+        }
+    }
+
+    let mut path_gain = vec![0f32; candidates.len()];
+    let mut replaces = vec![0f32; candidates.len()];
+    for &i in by_fused.iter().take(params.path_depth) {
+        let c = &candidates[i];
+        if let Some(through) = candidates::through(catalog, visibility, c.member) {
+            if let Some(&j) = at.get(&through) {
+                path_gain[j] = path_gain[j].max(c.fused);
+            }
+        }
+    }
+    for c in candidates {
+        let replacement = candidates::replacement(catalog, documents, visibility, c.member);
+        if let Some(&j) = replacement.as_ref().and_then(|r| at.get(r)) {
+            replaces[j] = replaces[j].max(c.fused);
+        }
+    }
+    let ranked: Vec<(MemberId, f32)> = by_fused
+        .iter()
+        .map(|&i| (candidates[i].member, candidates[i].fused))
+        .collect();
+    let named: HashMap<MemberId, usize> =
+        stages::named_members(catalog, analysis.asked, visibility, &ranked)
+            .into_iter()
+            .enumerate()
+            .map(|(place, m)| (m, place))
+            .collect();
+
+    let likeness = |phrase: Option<&[f32]>,
+                    types: &dyn Fn(&Member) -> Vec<MemberId>,
+                    cache: &mut HashMap<MemberId, f32>| {
+        let Some(phrase) = phrase else {
+            return vec![0f32; candidates.len()];
+        };
+        candidates
+            .iter()
+            .map(|c| {
+                types(catalog.member(c.member))
+                    .into_iter()
+                    .map(|ty| {
+                        *cache
+                            .entry(ty)
+                            .or_insert_with(|| generation.similarity(ty, phrase).unwrap_or(0.0))
+                    })
+                    .fold(0f32, f32::max)
+            })
+            .collect::<Vec<f32>>()
+    };
+    let listed = analysis.owner.as_ref().is_some_and(|o| o.listed);
+    let owner_like = likeness(
+        embedded.owner.map(|e| &e.vector[..]),
+        &|m| stages::owner_types(catalog, m, listed),
+        &mut HashMap::new(),
+    );
+    let answer_like = likeness(
+        embedded.answer.map(|e| &e.vector[..]),
+        &|m| stages::answer_types(catalog, m),
+        &mut HashMap::new(),
+    );
+    let best_owner = owner_like.iter().copied().fold(0f32, f32::max);
+    let best_answer = answer_like.iter().copied().fold(0f32, f32::max);
+
+    let terms = &analysis.terms;
+    let lexical = &generation.lexical;
+    let words = analysis.asked.split_whitespace().count();
+    let first_word = analysis
+        .asked
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_lowercase();
+    let question_like = analysis.asked.ends_with('?')
+        || crate::query::intent::QUESTION_WORDS.contains(&first_word.as_str());
+    let known = lexical.known_share(terms);
+
+    let mut rows = Vec::with_capacity(candidates.len());
+    for (i, c) in candidates.iter().enumerate() {
+        let member = catalog.member(c.member);
+        let document = documents.get(c.member.index());
+        let mut row = [0f32; COUNT];
+        let mut set = |f: F, value: f32| row[f as usize] = value;
+        let flag = |b: bool| if b { 1.0 } else { 0.0 };
+        let inverse = |rank: Option<usize>| rank.map_or(0.0, |r| 1.0 / (1.0 + r as f32));
+
+        set(F::q_words, words as f32);
+        set(F::q_terms, terms.len() as f32);
+        set(F::q_phrases, analysis.phrases.len().max(1) as f32);
+        set(F::q_action, flag(analysis.intent.action));
+        set(F::q_filter, flag(analysis.intent.filter));
+        set(F::q_manner, flag(analysis.intent.manner));
+        set(F::q_outcome, flag(analysis.intent.outcome));
+        set(F::q_owner, flag(analysis.owner.is_some()));
+        set(F::q_question, flag(question_like));
+        set(F::q_known, known);
+        set(F::q_best_bm25, best_bm25.ln_1p());
+        set(F::q_best_cos, best_cos);
+
+        set(
+            F::lex_ratio,
+            c.lexical.map_or(
+                0.0,
+                |(_, s)| if best_bm25 > 0.0 { s / best_bm25 } else { 0.0 },
+            ),
+        );
+        set(F::lex_rank, inverse(c.lexical.map(|(r, _)| r)));
+        set(F::vec_rank, inverse(c.vector.map(|(r, _)| r)));
+        set(F::cos, cos[i]);
+        set(F::cos_gap, best_cos - cos[i]);
+        if let Some(views) = question.and_then(|q| generation.view_similarities(c.member, q)) {
+            set(F::cos_text, views.text);
+            set(F::cos_summary, views.summary);
+            set(F::cos_max, views.max);
+            set(F::cos_min, views.min);
+        }
+        set(F::phrase_ratio, c.phrase.map_or(0.0, |(_, s)| s));
+        set(F::phrase_rank, inverse(c.phrase.map(|(r, _)| r)));
+        set(
+            F::phrase_share,
+            c.phrases as f32 / analysis.phrases.len().max(1) as f32,
+        );
+        let name_terms = lexical.terms(&member.name);
+        if !name_terms.is_empty() && !terms.is_empty() {
+            let held = name_terms.iter().filter(|t| terms.contains(t)).count() as f32;
+            set(F::name_cover, held / name_terms.len() as f32);
+            set(F::query_cover, held / terms.len() as f32);
+        }
+        set(F::tokens, tokens[i]);
+        set(F::owner_like, owner_like[i]);
+        set(F::owner_gap, best_owner - owner_like[i]);
+        set(F::answer_like, answer_like[i]);
+        set(F::answer_gap, best_answer - answer_like[i]);
+        let mutation_field = roots.is_mutation_field(member);
+        if let (Some(verb), true) = (embedded.verb, mutation_field) {
+            set(
+                F::verb_like,
+                generation.similarity(c.member, &verb.vector).unwrap_or(0.0),
+            );
+        }
+        if let Some(q) = question {
+            if let Some(parent) = catalog.container(c.member) {
+                set(F::parent_cos, similarity_of_type(parent.id, q));
+            }
+            let own_type = member
+                .named_type
+                .filter(|ty| !catalog.member(*ty).builtin)
+                .or(member.kind.is_type().then_some(c.member));
+            if let Some(ty) = own_type {
+                set(F::type_cos, similarity_of_type(ty, q));
+            }
+        }
+        set(F::fused, c.fused);
+        set(F::fused_rank, inverse(Some(fused_rank[i])));
+        set(F::prior, document.map_or(1.0, |d| d.prior));
+        set(F::kind_field, flag(member.kind == MemberKind::Field));
+        set(F::kind_argument, flag(member.kind == MemberKind::Argument));
+        set(
+            F::kind_enum_value,
+            flag(member.kind == MemberKind::EnumValue),
+        );
+        set(
+            F::kind_input_field,
+            flag(member.kind == MemberKind::InputField),
+        );
+        set(F::kind_type, flag(member.kind.is_type()));
+        set(
+            F::kind_directive,
+            flag(matches!(
+                member.kind,
+                MemberKind::Directive | MemberKind::DirectiveArgument
+            )),
+        );
+        let root_of = |root: Option<MemberId>| {
+            flag(member.kind == MemberKind::Field && root.is_some() && member.parent == root)
+        };
+        set(F::root_query, root_of(roots.query));
+        set(F::root_mutation, flag(mutation_field));
+        set(F::root_subscription, root_of(roots.subscription));
+        set(
+            F::depth,
+            catalog
+                .depth(c.member)
+                .map_or(1.0, |d| (d as f32 / 10.0).min(1.0)),
+        );
+        set(F::narrows, flag(document.is_some_and(|d| d.filter)));
+        set(F::change_input, flag(document.is_some_and(|d| d.change)));
+        set(F::change_outcome, flag(document.is_some_and(|d| d.outcome)));
+        set(F::thin, flag(generation.thin_names.contains_key(&c.member)));
+        set(F::deprecated, flag(member.is_deprecated()));
+        set(
+            F::deprecated_by_reach,
+            flag(document.is_some_and(|d| d.deprecated_by_reach.is_some())),
+        );
+        set(F::replaces, replaces[i]);
+        set(F::described, flag(member.description.is_some()));
+        set(F::named, inverse(named.get(&c.member).copied()));
+        set(F::path_gain, path_gain[i]);
+        rows.push(row);
+    }
+    rows
+}
