@@ -5,8 +5,8 @@
 
 Runs `wayfinder eval --params` once with the default params and once with each stage switched
 off (rank::Params::stages less that stage), over the dev sets (../shared/eval), our own sets
-on the same schemas (bench/questions/<schema>-{actions,reads}) and our cross-schema sets
-(bench/questions/{codex,tribe,unchained}, schemas fetched by scripts/setup). Each run's answers
+on the same schemas (bench/corpus/questions/<schema>/{actions,reads}) and our cross-schema sets
+(bench/corpus/questions/{codex,tribe,unchained}/own, schemas fetched by scripts/setup). Each run's answers
 stay in DIR (`<variant>.jsonl`, params beside them), so a second call only runs what is missing.
 
 Prints, per variant, R@5 per set and the change in questions against the defaults; then the
@@ -26,28 +26,28 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "eval")
 SCHEMAS = os.environ.get("WAYFINDER_HOME", os.path.join(ROOT, ".wayfinder")) + "/schemas"
-OWN = os.path.join(ROOT, "bench", "questions")
+OWN = os.path.join(ROOT, "bench", "corpus", "questions")
 
 # schema name -> (schema file, [(set name, questions file)])
 SETS = {
     "github": (f"{SHARED}/schemas/monolithic/github/schema.graphql", [
         ("github.dev", f"{SHARED}/questions/github.dev.jsonl"),
-        ("github-actions", f"{OWN}/github-actions.jsonl"),
-        ("github-reads", f"{OWN}/github-reads.jsonl"),
+        ("github-actions", f"{OWN}/github/actions.jsonl"),
+        ("github-reads", f"{OWN}/github/reads.jsonl"),
     ]),
     "saleor": (f"{SHARED}/schemas/monolithic/saleor/schema.graphql", [
         ("saleor.dev", f"{SHARED}/questions/saleor.dev.jsonl"),
-        ("saleor-actions", f"{OWN}/saleor-actions.jsonl"),
-        ("saleor-reads", f"{OWN}/saleor-reads.jsonl"),
+        ("saleor-actions", f"{OWN}/saleor/actions.jsonl"),
+        ("saleor-reads", f"{OWN}/saleor/reads.jsonl"),
     ]),
     "spotify": (f"{SHARED}/schemas/federated/spotify-showcase/supergraph.graphql", [
         ("spotify.dev", f"{SHARED}/questions/spotify-supergraph.dev.jsonl"),
-        ("spotify-actions", f"{OWN}/spotify-actions.jsonl"),
-        ("spotify-reads", f"{OWN}/spotify-reads.jsonl"),
+        ("spotify-actions", f"{OWN}/spotify/actions.jsonl"),
+        ("spotify-reads", f"{OWN}/spotify/reads.jsonl"),
     ]),
-    "codex": (f"{SCHEMAS}/codex.graphql", [("codex", f"{OWN}/codex.jsonl")]),
-    "tribe": (f"{SCHEMAS}/tribe.graphql", [("tribe", f"{OWN}/tribe.jsonl")]),
-    "unchained": (f"{SCHEMAS}/unchained.graphql", [("unchained", f"{OWN}/unchained.jsonl")]),
+    "codex": (f"{SCHEMAS}/codex.graphql", [("codex", f"{OWN}/codex/own.jsonl")]),
+    "tribe": (f"{SCHEMAS}/tribe.graphql", [("tribe", f"{OWN}/tribe/own.jsonl")]),
+    "unchained": (f"{SCHEMAS}/unchained.graphql", [("unchained", f"{OWN}/unchained/own.jsonl")]),
 }
 
 STAGES = [

@@ -5,7 +5,7 @@ changed, with its kind and words, then how many entered or left the top one, fiv
     python3 bench/compare_eval.py BEFORE.jsonl AFTER.jsonl QUESTIONS.jsonl [QUESTIONS.jsonl ...]
 
 The questions files give each id its kind and words (the dev sets under ../shared/eval/questions
-or ours under bench/questions); a rank is the first expected coordinate's within the first 100
+or ours under bench/corpus/questions); a rank is the first expected coordinate's within the first 100
 (`deep_rank`), `-` beyond. Exits 1 when the two files do not hold the same questions.
 """
 

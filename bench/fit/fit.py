@@ -133,6 +133,8 @@ def fit_linear(questions):
 
 
 def score(model, rows):
+    if len(rows) == 0:
+        return np.zeros(0)
     if hasattr(model, "predict_proba"):
         return model.decision_function(rows)
     return model.predict(rows)
@@ -159,6 +161,7 @@ def main():
     parser.add_argument("--model", choices=["gbdt", "linear"], default="gbdt")
     parser.add_argument("--drop", default="", help="comma-separated features left out (zeroed)")
     parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--answers", help="write each question's left-out ranking here (top 10 and ranks found)")
     args = parser.parse_args()
 
     names, questions = read_features(args.features)
@@ -175,12 +178,19 @@ def main():
                 before[a["id"]] = a["found"]
 
     after_found, before_found, styles, per_schema = {}, {}, {}, {}
+    answers = open(args.answers, "w", encoding="utf-8") if args.answers else None
     for schema in schemas:
         held = [q for q in questions if q["schema"] == schema]
         model = fit([q for q in questions if q["schema"] != schema])
         for q in held:
-            after_found[q["id"]] = ranks_of(q, score(model, q["rows"]))
+            scores = score(model, q["rows"])
+            after_found[q["id"]] = ranks_of(q, scores)
             styles[q["id"]] = q["style"]
+            if answers:
+                top = [q["candidates"][i] for i in np.argsort(-scores, kind="stable")[:10]]
+                answers.write(json.dumps({"id": q["id"], "query": q.get("query"), "style": q["style"],
+                                          "expected": q["expected"], "found": after_found[q["id"]],
+                                          "top": top}) + "\n")
         ids = [q["id"] for q in held]
         per_schema[schema] = {
             "after": metrics([after_found[i] for i in ids], [styles[i] for i in ids]),
@@ -218,10 +228,21 @@ def main():
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(figures, f, indent=1)
     if args.out:
-        write_model(fit(questions), names, args, figures)
+        write_model(fit(questions), names, questions, args, figures)
 
 
-def write_model(model, names, args, figures):
+def calibration(model, questions):
+    """(a, b) so that 1 / (1 + exp(-(a s + b))) is the chance a candidate scored s is expected
+    (Platt scaling over every candidate of the corpus): the score `minScore` compares."""
+    from sklearn.linear_model import LogisticRegression
+
+    raw = np.concatenate([score(model, q["rows"]) for q in questions if len(q["rows"])])
+    labels = np.concatenate([q["labels"] for q in questions if len(q["rows"])])
+    platt = LogisticRegression(C=1e6, max_iter=1000).fit(raw.reshape(-1, 1), labels)
+    return [float(platt.coef_[0][0]), float(platt.intercept_[0])]
+
+
+def write_model(model, names, questions, args, figures):
     if args.model != "gbdt":
         sys.exit("fit: only the boosted trees are exported")
     from onnxmltools import convert_lightgbm
@@ -229,7 +250,7 @@ def write_model(model, names, args, figures):
 
     onnx_model = convert_lightgbm(
         model.booster_, initial_types=[("features", FloatTensorType([None, len(names)]))],
-        target_opset=17, zipmap=False)
+        target_opset=15, zipmap=False)
     onnx_model.doc_string = f"wayfinder ranker over {len(names)} features"
     data = onnx_model.SerializeToString()
     with open(args.out, "wb") as f:
@@ -238,6 +259,7 @@ def write_model(model, names, args, figures):
         corpus = hashlib.sha256(f.read()).hexdigest()
     meta = {
         "features": names,
+        "calibration": calibration(model, questions),
         "model": args.model,
         "settings": GBDT,
         "seed": SEED,

@@ -344,6 +344,7 @@ fn write_features(
     let head = serde_json::json!({
         "id": question.id,
         "schema": question.schema,
+        "query": question.query,
         "style": question.style(),
         "expected": question.expected,
         "inputs": question.inputs,
@@ -400,6 +401,7 @@ fn print_report(report: &EvalReport) {
         }
     }
     row("overall", &report.overall);
+    println!("texts embedded per question: {:.2}", report.texts);
     let tasks = &report.tasks;
     if tasks.questions > 0 {
         println!(

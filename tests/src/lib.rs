@@ -126,6 +126,24 @@ pub fn indexed_catalog(catalog: Catalog) -> Engine {
     indexed_catalog_with(catalog, engine_config(None))
 }
 
+/// [`indexed_engine`] ranking with the stages (`learned: false`), as a search without the
+/// question's vector does: what the tests of the stages pin.
+pub fn staged_engine(sdl: &str, file_name: &str) -> Engine {
+    let catalog = Catalog::from_sdl(sdl, file_name, CatalogOptions::default())
+        .unwrap_or_else(|e| panic!("{file_name} is a valid schema: {e}"));
+    staged_catalog(catalog)
+}
+
+/// [`indexed_catalog`] ranking with the stages ([`staged_engine`]).
+pub fn staged_catalog(catalog: Catalog) -> Engine {
+    let mut config = engine_config(None);
+    config.ranking = Some(wayfinder_workers::Params {
+        learned: false,
+        ..Default::default()
+    });
+    indexed_catalog_with(catalog, config)
+}
+
 /// [`indexed_catalog`] with an engine made from `config` (other ranking params, say).
 pub fn indexed_catalog_with(catalog: Catalog, config: EngineConfig) -> Engine {
     let engine = Engine::start(config).expect("the engine starts");

@@ -67,7 +67,9 @@ fn a_field_rises_with_the_members_found_through_it() {
         let catalog = Catalog::from_sdl(CODE_HOST, "code_host.graphql", CatalogOptions::default())
             .expect("a valid schema");
         let mut config = engine_config(None);
+        // The stage ranks when the question has no vector, or with the fitted ranker off.
         config.ranking = Some(Params {
+            learned: false,
             stages,
             ..Params::default()
         });

@@ -1,13 +1,14 @@
-//! Retrieval gains pinned with the real embedding model, on a small shop schema written in the
-//! conventions of real APIs (Relay connections, mutation payloads, a subscription), so a later
-//! change to documents or ranking cannot lose them silently. The dev-set figures themselves
-//! come from `wayfinder eval` (see `bench/HISTORY.md`).
+//! The stages' retrieval gains pinned with the real embedding model, on small schemas written in
+//! the conventions of real APIs (Relay connections, mutation payloads, a subscription), so a
+//! later change to documents or to the staged ranking cannot lose them silently. The stages rank
+//! a search without the question's vector and `learned: false` (docs/RANKING.md); the fitted
+//! ranker is measured on the corpus (bench/fit) and pinned in `ranker.rs`.
 
 use std::sync::OnceLock;
 
 use wayfinder_supergraph::ContractFilter;
 use wayfinder_tests::{
-    catalog, first_of_is, indexed_catalog, indexed_engine, ranks_above, set_schema, top_coordinates,
+    catalog, first_of_is, ranks_above, set_schema, staged_catalog, staged_engine, top_coordinates,
 };
 use wayfinder_workers::{Engine, SearchRequest};
 
@@ -118,7 +119,7 @@ input VoucherInput {
 /// One engine over the shop, indexed once for every test of this file.
 fn engine() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| indexed_engine(SHOP, "shop.graphql"))
+    ENGINE.get_or_init(|| staged_engine(SHOP, "shop.graphql"))
 }
 
 fn top(query: &str, first: usize) -> Vec<String> {
@@ -237,7 +238,7 @@ fn an_action_never_reaches_a_mutation_outside_the_contract() {
 /// wording.
 fn spotify() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| indexed_catalog(catalog(set_schema("spotify-supergraph"))))
+    ENGINE.get_or_init(|| staged_catalog(catalog(set_schema("spotify-supergraph"))))
 }
 
 #[test]
@@ -446,7 +447,7 @@ type Warehouse {
 fn what_only_subscriptions_reach_yields_to_what_queries_reach() {
     // Only a subscription reaches `ProductOutOfStock.warehouse`, which was first: an event's
     // payload is streamed, not read.
-    let engine = indexed_engine(EVENTS, "events.graphql");
+    let engine = staged_engine(EVENTS, "events.graphql");
     let hits = top_coordinates(&engine, "stock of a product in a warehouse", 10);
     assert!(
         ranks_above(&hits, "Stock.warehouse", 1, "ProductOutOfStock.warehouse"),
@@ -498,7 +499,7 @@ fn a_field_an_interface_declares_yields_to_the_interfaces_own() {
             ty.to_lowercase()
         );
     }
-    let engine = indexed_engine(&sdl, "metadata.graphql");
+    let engine = staged_engine(&sdl, "metadata.graphql");
     let hits = top_coordinates(&engine, "read one custom value by its key", 5);
     assert_eq!(hits[0], "ObjectWithMetadata.metafield(key:)", "{hits:?}");
 }
@@ -547,7 +548,7 @@ type Mutation {
 fn a_deprecated_member_with_no_replacement_yields_to_live_ones() {
     // The classic card mutations share more of these words; each was above the new projects'
     // mutation when deprecated members kept 0.9 of their score. Not dev questions.
-    let engine = indexed_engine(PROJECTS, "projects.graphql");
+    let engine = staged_engine(PROJECTS, "projects.graphql");
     let hits = top_coordinates(&engine, "move an issue onto a project", 3);
     assert_eq!(hits[0], "Mutation.addProjectV2DraftIssue", "{hits:?}");
     let hits = top_coordinates(&engine, "track an issue on a project board", 3);
@@ -620,7 +621,7 @@ fn a_mutations_input_wrapper_yields_to_what_it_wraps() {
     // `input` stands between the mutation and the fields it takes: the condition's input field
     // passes it. Each wrapper was above `snapshotId`, fifth, before it kept the plumbing share.
     // Not dev questions.
-    let engine = indexed_engine(PLAYLISTS, "playlists.graphql");
+    let engine = staged_engine(PLAYLISTS, "playlists.graphql");
     for (query, field, wrapper) in [
         (
             "remove tracks only when the playlist is still at the version I saw",
@@ -684,7 +685,7 @@ type FulfillmentPayload {
 fn a_mutations_id_argument_yields_to_what_a_read_asks_for() {
     // The id of the fulfillment to change says nothing a read asks about; it was third and
     // fifth before mutation ID arguments kept the plumbing share. Not dev questions.
-    let engine = indexed_engine(FULFILMENTS, "fulfilments.graphql");
+    let engine = staged_engine(FULFILMENTS, "fulfilments.graphql");
     for query in [
         "parcels sent for an order and their tracking codes",
         "the fulfillment being tracked",
@@ -735,7 +736,7 @@ enum ShipmentStatus {
 fn a_value_is_found_by_its_entry_in_its_enums_description() {
     // The values have no descriptions of their own; the enum's lists what each means. Not dev
     // questions.
-    let engine = indexed_engine(SHIPMENTS, "shipments.graphql");
+    let engine = staged_engine(SHIPMENTS, "shipments.graphql");
     for (query, value) in [
         (
             "parcels the customer signed for",
@@ -851,7 +852,7 @@ fn an_action_is_read_against_what_its_payload_carries() {
     // The mutations' descriptions only repeat their names; what each makes is said by the
     // object its payload carries. Without the change view another mutation came first, or the
     // right one fifth. Not dev questions.
-    let engine = indexed_engine(HELPDESK, "helpdesk.graphql");
+    let engine = staged_engine(HELPDESK, "helpdesk.graphql");
     for (query, mutation) in [
         ("report a broken device", "Mutation.caseOpen"),
         ("keep a private remark on a customer", "Mutation.noteAdd"),
@@ -914,7 +915,7 @@ fn a_clipped_word_is_read_spelled_out() {
     // `repo` is not a word of the model's vocabulary, which reads it as `rep` and `o`: before
     // it was spelled out as the schema's `repository`, a representative's member came second
     // to each of these. Not dev questions.
-    let engine = indexed_engine(CODE_HOSTING, "code-hosting.graphql");
+    let engine = staged_engine(CODE_HOSTING, "code-hosting.graphql");
     for query in [
         "stars of a repo",
         "my repo's topics",

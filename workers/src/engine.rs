@@ -37,9 +37,9 @@ use crate::index::spellings::{Spellings, Vocabulary};
 use crate::index::thin::thin_names;
 use crate::index::vector::VectorError;
 use crate::index::visibility::Visibility;
-use crate::query::Analysis;
-use crate::rank::stages::fuse;
-use crate::rank::{candidates, features, rerank, Embedded, Params, ParamsError, Stage};
+pub use crate::rank::page::SearchHit;
+use crate::rank::score::{Ranker, RankerError};
+use crate::rank::{self, features, page, Params, ParamsError, RankError};
 use crate::search_pool::{Overloaded, SearchPool, SpawnError};
 
 /// Longest query accepted, in characters.
@@ -59,6 +59,17 @@ pub enum EngineError {
     SharedStore(#[from] SharedStoreError),
     #[error(transparent)]
     Params(#[from] ParamsError),
+    #[error(transparent)]
+    Ranker(#[from] RankerError),
+}
+
+impl From<RankError> for SearchError {
+    fn from(error: RankError) -> Self {
+        match error {
+            RankError::Lexical(error) => SearchError::Lexical(error),
+            RankError::Vector(error) => SearchError::Vector(error),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -94,44 +105,11 @@ pub struct SearchRequest<'a> {
     pub admission: Admission,
 }
 
-#[derive(Debug, Clone)]
-pub struct SearchHit {
-    pub member: MemberId,
-    pub coordinate: String,
-    /// In [0, 1], descending through the result set.
-    pub score: f32,
-    pub cursor: String,
-}
-
 /// One question's candidates and their features ([`Engine::explain`]).
 #[derive(Debug, Clone)]
 pub struct Explained {
     pub coordinates: Vec<String>,
     pub rows: Vec<features::Row>,
-}
-
-/// What one question brings to the ranking ([`Engine::gather`]).
-struct Gathered<'q> {
-    analysis: Analysis<'q>,
-    lexical: Vec<(MemberId, f32)>,
-    vector: Vec<(MemberId, f32)>,
-    embedded: EmbeddedOwned,
-    mode: SearchMode,
-}
-
-/// The question's embedding, its owner's, its answer's and its verb's.
-struct EmbeddedOwned([Option<Arc<Embedding>>; 4]);
-
-impl EmbeddedOwned {
-    fn borrowed(&self) -> Embedded<'_> {
-        let [question, owner, answer, verb] = &self.0;
-        Embedded {
-            question: question.as_deref(),
-            owner: owner.as_deref(),
-            answer: answer.as_deref(),
-            verb: verb.as_deref(),
-        }
-    }
 }
 
 /// A page of results with the generation they came from, so definitions and paths are read
@@ -146,6 +124,9 @@ pub struct SearchResults {
     /// Set when the search could not have a search thread and was answered lexically
     /// ([`Overload::Lexical`]).
     pub overloaded: Option<Overloaded>,
+    /// How many texts the search embedded or found in the query cache: the question, the
+    /// phrases it lists and, ranked by the stages, the owner, answer and verb it names.
+    pub texts: usize,
 }
 
 impl std::fmt::Debug for SearchResults {
@@ -215,6 +196,8 @@ pub struct Engine {
     contracts: Mutex<(u64, HashMap<ContractFilter, Arc<Contract>>)>,
     /// How searches rank.
     params: Params,
+    /// The fitted ranker, with a model (and `params.learned`).
+    ranker: Option<Ranker>,
     /// The fleet's shared store, when configured (and a model loaded).
     shared_store: Option<Arc<SharedStore>>,
 }
@@ -334,6 +317,13 @@ impl Engine {
             .ranking
             .clone()
             .unwrap_or_else(|| Params::for_model(loaded_key));
+        let ranker = match &query {
+            Some(_) if params.learned => Some(Ranker::load(
+                params.ranker.as_deref(),
+                &config.model.runtime,
+            )?),
+            _ => None,
+        };
         let background = Background::start(
             BACKGROUND_THREADS_PER_CORE * crate::config::available_cores(),
             BACKGROUND_QUEUE,
@@ -363,8 +353,13 @@ impl Engine {
                 }
             },
             contracts: Mutex::new((0, HashMap::new())),
-            cursor_key: loaded_key.rotate_left(17) ^ params.fingerprint(),
+            cursor_key: loaded_key.rotate_left(17)
+                ^ params.fingerprint()
+                ^ ranker
+                    .as_ref()
+                    .map_or(0, |r| r.fingerprint().rotate_left(31)),
             params,
+            ranker,
             shared_store,
         })
     }
@@ -613,58 +608,33 @@ impl Engine {
         } = page;
         let params = &self.params;
         let depth = (offset + request.first).max(params.candidate_depth);
-        let Gathered {
-            analysis,
-            lexical,
-            vector,
-            embedded,
-            mode,
-        } = self.gather(request.query, generation, depth, &visibility, session)?;
-        let merge = tracing::info_span!(
-            "wayfinder.merge",
-            results = tracing::field::Empty,
-            token_matched = false,
-            owner_matched = false,
-            answer_matched = false,
-            verb_matched = false
-        );
-        let merging = merge.enter();
-        let catalog = &generation.catalog;
-        let mut ranked = fuse(
-            catalog,
-            generation.documents(),
-            &lexical,
-            &vector,
-            analysis.intent,
-            params,
-        );
-        let embedded = embedded.borrowed();
-        rerank(
+        let gathered = rank::gather(
             generation,
-            &mut ranked,
-            &analysis,
-            &embedded,
+            request.query,
+            depth,
             &visibility,
             params,
-            &merge,
-        );
-
+            self.ranker.is_some(),
+            self.embed(session),
+        )?;
+        let mode = gathered.mode;
+        let ranked = rank::order(
+            generation,
+            &gathered,
+            self.ranker.as_ref(),
+            &visibility,
+            params,
+        )?;
+        let catalog = &generation.catalog;
         let state = self.cursor_state(generation);
-        let hits = ranked
-            .into_iter()
-            .filter(|(_, score)| *score >= min_score)
-            .enumerate()
-            .skip(offset)
-            .take(request.first)
-            .map(|(position, (member, score))| SearchHit {
-                member,
-                coordinate: catalog.member(member).coordinate.clone(),
-                score,
-                cursor: self.cursors.encode(state, position as u32, fingerprint),
-            })
-            .collect::<Vec<_>>();
-        merge.record("results", hits.len());
-        drop(merging);
+        let hits = page::page(
+            ranked,
+            catalog,
+            min_score,
+            offset,
+            request.first,
+            |position| self.cursors.encode(state, position, fingerprint),
+        );
         Ok(SearchResults {
             generation: generation.id,
             mode,
@@ -672,76 +642,7 @@ impl Engine {
             catalog: Arc::clone(catalog),
             visibility,
             overloaded: None,
-        })
-    }
-
-    /// Reads `query` (trimmed), searches it lexically and, with a `session`, embeds it and its
-    /// phrases and searches the vector shards: what every ranking starts from.
-    fn gather<'q>(
-        &self,
-        query: &'q str,
-        generation: &Generation,
-        depth: usize,
-        visibility: &Visibility,
-        session: Option<Result<&mut Embedder, EmbedError>>,
-    ) -> Result<Gathered<'q>, SearchError> {
-        let params = &self.params;
-        let query = query.trim();
-        let mut mode = generation.mode();
-        let analysis = Analysis::of(
-            query,
-            generation.lexical.terms(query),
-            params
-                .runs(Stage::Spelling)
-                .then_some(&*generation.spellings),
-            params.runs(Stage::Intent),
-        );
-        let lexical = {
-            let span = tracing::info_span!(
-                "wayfinder.lexical_search",
-                candidates = tracing::field::Empty
-            );
-            let _entered = span.enter();
-            let lexical = generation
-                .lexical
-                .search_terms(&analysis.terms, depth, visibility)?;
-            span.record("candidates", lexical.len());
-            lexical
-        };
-        let mut vector = Vec::new();
-        // The question's embedding, its owner's, its answer's and its verb's.
-        let mut embedded = [None, None, None, None];
-        if let Some(session) = session {
-            let texts = [
-                Some(analysis.read.as_ref()),
-                analysis.owner.as_ref().map(|owner| owner.phrase.as_str()),
-                analysis.answer.as_deref(),
-                analysis.verb.as_deref(),
-            ];
-            match self.query_embeddings(&texts, session) {
-                Some([Some(q), owner, answer, verb]) => {
-                    let span = tracing::info_span!(
-                        "wayfinder.vector_search",
-                        shards = generation.shards.len(),
-                        candidates = tracing::field::Empty
-                    );
-                    let _entered = span.enter();
-                    // An action wants a mutation field, however far its words are from the
-                    // question's.
-                    let actions = analysis.intent.action && params.runs(Stage::ActionCandidates);
-                    vector = generation.vector_candidates(&q.vector, depth, actions, visibility)?;
-                    span.record("candidates", vector.len());
-                    embedded = [Some(q), owner, answer, verb];
-                }
-                _ => mode = SearchMode::Lexical,
-            }
-        }
-        Ok(Gathered {
-            analysis,
-            lexical,
-            vector,
-            embedded: EmbeddedOwned(embedded),
-            mode,
+            texts: gathered.texts,
         })
     }
 
@@ -769,50 +670,53 @@ impl Engine {
     ) -> Result<Explained, SearchError> {
         let visibility = Visibility::all();
         let depth = self.params.candidate_depth;
-        let gathered = self.gather(query, generation, depth, &visibility, session)?;
-        let catalog = &generation.catalog;
-        let candidates = candidates::gather(
-            catalog,
-            generation.documents(),
-            &generation.lexical,
-            &gathered.analysis,
-            &gathered.lexical,
-            &gathered.vector,
+        let gathered = rank::gather(
+            generation,
+            query,
+            depth,
             &visibility,
             &self.params,
+            true,
+            self.embed(session),
         )?;
-        let embedded = gathered.embedded.borrowed();
-        let inputs = features::Inputs {
-            generation,
-            analysis: &gathered.analysis,
-            embedded: &embedded,
-            visibility: &visibility,
-            params: &self.params,
-        };
-        let rows = features::rows(&inputs, &candidates);
+        let (candidates, rows) = rank::features(generation, &gathered, &visibility, &self.params)?;
         Ok(Explained {
             coordinates: candidates
                 .iter()
-                .map(|c| catalog.member(c.member).coordinate.clone())
+                .map(|c| generation.catalog.member(c.member).coordinate.clone())
                 .collect(),
             rows,
+        })
+    }
+
+    /// How a search with a `session` embeds what it reads ([`rank::gather`]).
+    fn embed<'s>(
+        &'s self,
+        session: Option<Result<&'s mut Embedder, EmbedError>>,
+    ) -> Option<Box<rank::Embed<'s>>> {
+        session.map(|session| {
+            Box::new(move |texts: &[Option<&str>]| self.query_embeddings(texts, session))
+                as Box<rank::Embed<'s>>
         })
     }
 
     /// The vectors and content tokens of `texts` (a question and the phrases read from it), in
     /// order, from the LRU cache or the `session`, which embeds those not cached in one batch;
     /// `None` if the model fails (the search then goes on lexically).
-    fn query_embeddings<const N: usize>(
+    fn query_embeddings(
         &self,
-        texts: &[Option<&str>; N],
+        texts: &[Option<&str>],
         session: Result<&mut Embedder, EmbedError>,
-    ) -> Option<[Option<Arc<Embedding>>; N]> {
+    ) -> Option<Vec<Option<Arc<Embedding>>>> {
         let encoder = self.query.as_ref()?;
         let span = tracing::info_span!("wayfinder.embed", cached = tracing::field::Empty);
         let _entered = span.enter();
-        let mut found: [Option<Arc<Embedding>>; N] = {
+        let mut found: Vec<Option<Arc<Embedding>>> = {
             let mut cache = lock(&encoder.embeddings);
-            texts.map(|text| text.and_then(|text| cache.get(text).cloned()))
+            texts
+                .iter()
+                .map(|text| text.and_then(|text| cache.get(text).cloned()))
+                .collect()
         };
         let mut missing: Vec<&str> = texts
             .iter()

@@ -175,6 +175,8 @@ pub struct Answer {
     pub deep_rank: Option<usize>,
     /// 1-based rank of each expected coordinate within [`DEEP_RANK`], in `expected` order.
     pub found: Vec<Option<usize>>,
+    /// Texts the search embedded (or found cached).
+    pub texts: usize,
 }
 
 /// How deep an answer is searched for [`Answer::deep_rank`].
@@ -189,6 +191,8 @@ pub struct EvalReport {
     /// Each style for one member.
     pub by_style: BTreeMap<Style, Metrics>,
     pub tasks: TaskMetrics,
+    /// Texts embedded per question, on average.
+    pub texts: f64,
     pub answers: Vec<Answer>,
 }
 
@@ -210,6 +214,7 @@ pub fn evaluate(engine: &Engine, questions: &[Question]) -> Result<EvalReport, E
                 id: question.id.clone(),
                 source,
             })?;
+        let texts = results.texts;
         let mut results: Vec<String> = results.hits.into_iter().map(|h| h.coordinate).collect();
         let found: Vec<Option<usize>> = question
             .expected
@@ -226,6 +231,7 @@ pub fn evaluate(engine: &Engine, questions: &[Question]) -> Result<EvalReport, E
             rank: deep_rank.filter(|r| *r <= 10),
             deep_rank,
             found,
+            texts,
         });
     }
     Ok(score(answers))
@@ -257,6 +263,7 @@ pub fn score(answers: Vec<Answer>) -> EvalReport {
         by_kind: by_kind.into_iter().map(|(k, r)| (k, metrics(r))).collect(),
         by_style: by_style.into_iter().map(|(s, r)| (s, metrics(r))).collect(),
         tasks: TaskMetrics::from_found(&tasks),
+        texts: answers.iter().map(|a| a.texts as f64).sum::<f64>() / answers.len().max(1) as f64,
         answers,
     }
 }

@@ -124,10 +124,10 @@ fn gate() -> MutexGuard<'static, Gate> {
 }
 
 /// One call into ONNX Runtime: the runtime stays open until it is dropped.
-struct RuntimeCall;
+pub(crate) struct RuntimeCall;
 
 impl RuntimeCall {
-    fn enter() -> Result<Self, EmbedError> {
+    pub(crate) fn enter() -> Result<Self, EmbedError> {
         let mut gate = gate();
         if gate.closed {
             return Err(EmbedError::Closed);
@@ -176,7 +176,7 @@ pub fn close_runtime(timeout: Duration) -> bool {
 /// The ONNX Runtime library can be loaded once per process; every later session reuses it.
 static RUNTIME: OnceLock<Mutex<Option<(PathBuf, ort::environment::Environment)>>> = OnceLock::new();
 
-fn environment(library: &Path) -> Result<ort::environment::Environment, EmbedError> {
+pub(crate) fn environment(library: &Path) -> Result<ort::environment::Environment, EmbedError> {
     let runtime_error = |message: String| EmbedError::Runtime {
         path: library.to_path_buf(),
         message,

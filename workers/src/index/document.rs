@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use wayfinder_supergraph::{Catalog, Member, MemberId, MemberKind, SubgraphId};
-use xxhash_rust::xxh3::{xxh3_128, xxh3_64_with_seed};
+use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
 use crate::embed::math::unit_sum;
 use crate::index::plumbing::{owner_type, Plumbing};
@@ -100,7 +100,7 @@ impl Text {
 /// One vector of a member: the sum of one or more embedded texts' vectors, made unit length.
 #[derive(Debug, Clone)]
 pub struct View {
-    /// The vector-shard key: the coordinate's hash, seeded with the view's place. Stable across
+    /// The vector-shard key: the hash of the coordinate and the view's place. Stable across
     /// catalogs, so a shard built for an earlier catalog serves a later one.
     pub key: u64,
     /// The texts summed; one for the views of a member's own words.
@@ -336,7 +336,14 @@ fn views(
     title: &str,
     text: String,
 ) -> (Vec<View>, usize) {
-    let key = |seed: u64| xxh3_64_with_seed(member.coordinate.as_bytes(), seed);
+    // The view's place is part of the hashed bytes, not a seed: xxh3 mixes a seed into a short
+    // input linearly, and `Uri`'s text view and `Url`'s summary view had one key.
+    let key = |place: u8| {
+        let mut bytes = Vec::with_capacity(member.coordinate.len() + 2);
+        bytes.extend_from_slice(member.coordinate.as_bytes());
+        bytes.extend_from_slice(&[0, place]);
+        xxh3_64(&bytes)
+    };
     let text = Text::new(text);
     let own = &summaries[member.id.index()];
     let mut views = vec![View::new(key(0), vec![text.clone()])];
@@ -658,6 +665,28 @@ pub fn split_identifier(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_two_views_share_a_key() {
+        // Seeded, xxh3 gave `Uri`'s text view and `Url`'s summary view one key, and the
+        // vector shard of the whole schema failed to build.
+        let catalog = Catalog::from_sdl(
+            r#"
+            type Query { uri: Uri url: Url }
+            "An identifier." type Uri { value: String }
+            "A web address." type Url { value: String }
+            "#,
+            "test.graphql",
+            wayfinder_supergraph::CatalogOptions::default(),
+        )
+        .unwrap();
+        let keys: Vec<u64> = documents(&catalog, &Priors::default())
+            .iter()
+            .flat_map(|d| d.views.iter().map(|v| v.key))
+            .collect();
+        let distinct: std::collections::HashSet<u64> = keys.iter().copied().collect();
+        assert_eq!(distinct.len(), keys.len());
+    }
 
     #[test]
     fn what_only_deprecated_members_reach_is_deprecated_by_reach() {

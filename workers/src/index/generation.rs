@@ -246,16 +246,29 @@ impl Generation {
         }
         best_first(&mut scored);
         scored.truncate(depth);
-        if let Some(mutation) = self.catalog.roots().mutation.filter(|_| mutations) {
-            let fields = &self.catalog.member(mutation).children;
-            let block = self
-                .mutation_views
-                .get_or_init(|| ViewBlock::of(self, fields, query.len()));
-            // The graph's mutation fields were left to the block above: none is in twice.
-            scored.extend(block.scores(query, visibility));
+        if mutations {
+            // The graph's mutation fields were left to the block: none is in twice.
+            scored.extend(self.mutation_scores(query, visibility));
             best_first(&mut scored);
         }
         Ok(scored)
+    }
+
+    /// Every visible mutation field, scored by its mean similarity to `query` over its views
+    /// and its change view ([`ViewBlock`]), in no particular order.
+    pub(crate) fn mutation_scores(
+        &self,
+        query: &[f32],
+        visibility: &Visibility,
+    ) -> Vec<(MemberId, f32)> {
+        let Some(mutation) = self.catalog.roots().mutation else {
+            return Vec::new();
+        };
+        let fields = &self.catalog.member(mutation).children;
+        let block = self
+            .mutation_views
+            .get_or_init(|| ViewBlock::of(self, fields, query.len()));
+        block.scores(query, visibility).collect()
     }
 
     /// A change view: a mutation field's `text` vector summed with the summary vector of the

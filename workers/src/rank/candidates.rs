@@ -4,9 +4,11 @@
 //! the whole question. A question that names several things (`each order's number, its
 //! customer's email and the items' prices`) is also searched lexically phrase by phrase
 //! ([`crate::query::Analysis::phrases`]), so that every thing it names can reach the page, not
-//! only the most prominent one. Then what the best members lead to joins them: the field each
-//! is reached through from a root, the live replacement of a deprecated one, and any member the
-//! question names outright. The features ([`super::features`]) are read for each candidate.
+//! only the most prominent one. The mutation fields most like the question join them whatever
+//! its shape, since an action need not read as one. Then what the best members lead to: the
+//! fields each is reached through from a root (the root field included), the arguments of the
+//! best fields, the live replacement of a deprecated member, and any member the question names
+//! outright. The features ([`super::features`]) are read for each candidate.
 
 use std::collections::HashMap;
 
@@ -27,10 +29,15 @@ pub struct Candidate {
     pub lexical: Option<(usize, f32)>,
     /// Rank and mean view similarity in the question's vector list.
     pub vector: Option<(usize, f32)>,
+    /// Rank and similarity (with its change view) among the mutation fields most like the
+    /// question.
+    pub mutation: Option<(usize, f32)>,
     /// The best rank in one phrase's lexical list, and its score over that list's best.
     pub phrase: Option<(usize, f32)>,
     /// How many of the question's phrases' lists hold it.
     pub phrases: usize,
+    /// The best rank in one phrase's vector list, and its similarity to that phrase.
+    pub phrase_vector: Option<(usize, f32)>,
     /// The fused score of both lists, weighed by prior and intent ([`stages::fuse`]): the
     /// order the features that look at "the best few" read.
     pub fused: f32,
@@ -42,8 +49,10 @@ impl Candidate {
             member,
             lexical: None,
             vector: None,
+            mutation: None,
             phrase: None,
             phrases: 0,
+            phrase_vector: None,
             fused: 0.0,
         }
     }
@@ -58,6 +67,8 @@ pub fn gather(
     analysis: &Analysis<'_>,
     lexical: &[(MemberId, f32)],
     vector: &[(MemberId, f32)],
+    mutations: &[(MemberId, f32)],
+    phrase_vectors: &[Vec<(MemberId, f32)>],
     visibility: &Visibility,
     params: &Params,
 ) -> Result<Vec<Candidate>, LexicalError> {
@@ -82,6 +93,10 @@ pub fn gather(
         let i = slot(&mut candidates, member);
         candidates[i].vector = Some((rank, score));
     }
+    for (rank, &(member, score)) in mutations.iter().enumerate() {
+        let i = slot(&mut candidates, member);
+        candidates[i].mutation = Some((rank, score));
+    }
     if analysis.phrases.len() > 1 {
         for phrase in &analysis.phrases {
             let terms = lexical_index.terms(phrase);
@@ -98,15 +113,39 @@ pub fn gather(
             }
         }
     }
+    for found in phrase_vectors {
+        for (rank, &(member, score)) in found.iter().enumerate() {
+            let i = slot(&mut candidates, member);
+            let c = &mut candidates[i];
+            if c.phrase_vector
+                .is_none_or(|(r, s)| (rank, -score) < (r, -s))
+            {
+                c.phrase_vector = Some((rank, score));
+            }
+        }
+    }
     // What the best members lead to.
     let best: Vec<MemberId> = fused
         .iter()
         .take(params.path_depth)
         .map(|(m, _)| *m)
         .collect();
-    for member in best {
-        if let Some(through) = through(catalog, visibility, member) {
-            slot(&mut candidates, through);
+    for &member in &best {
+        if let Some(path) = visibility.paths_to_root(catalog, member).first() {
+            for &on_the_way in &path[..path.len().saturating_sub(1)] {
+                slot(&mut candidates, on_the_way);
+            }
+        }
+    }
+    for &field in best
+        .iter()
+        .filter(|m| catalog.member(**m).kind == MemberKind::Field)
+        .take(params.argument_depth)
+    {
+        for &argument in &catalog.member(field).children {
+            if visibility.allows(argument) {
+                slot(&mut candidates, argument);
+            }
         }
     }
     let deprecated: Vec<MemberId> = candidates.iter().map(|c| c.member).collect();

@@ -3,15 +3,15 @@
 //! Each row holds the question's own features (its length, shape, how much of it the schema
 //! knows), then the candidate's: its evidence in the lexical and vector lists and in the
 //! question's phrases, how its views, its name, its words token by token, its type and its
-//! parent compare with the question, how its types compare with the owner, answer and verb the
-//! question names, and what it is (kind, root, depth, prior, flags, deprecation, whether the
-//! question names it, whether the best candidates are reached through it). Every feature is a
+//! parent compare with the question, and what it is (kind, root, depth, prior, flags,
+//! deprecation, whether the question names it, whether the best candidates are reached through
+//! it), each also against the other candidates ([`RELATIVE`]). Every feature is a
 //! plain number; the fitting script (bench/fit) reads them by the names [`NAMES`] gives, in
 //! that order, so a new feature goes at the end of [`features!`] and the ranker is refitted.
 
 use std::collections::HashMap;
 
-use wayfinder_supergraph::{Member, MemberId, MemberKind};
+use wayfinder_supergraph::{MemberId, MemberKind};
 
 use crate::embed::tokens::QueryTokens;
 use crate::index::generation::Generation;
@@ -62,11 +62,6 @@ features! {
     name_cover: "The share of its name's terms the question holds.",
     query_cover: "The share of the question's terms its name holds.",
     tokens: "The token match, for the best fused candidates (0 below them).",
-    owner_like: "Its owner type's likeness to the owner the question names.",
-    owner_gap: "The best owner likeness among the candidates less its own.",
-    answer_like: "Likeness of what it returns to what a read asks for.",
-    answer_gap: "The best answer likeness less its own.",
-    verb_like: "A mutation field's likeness to an action's verb.",
     parent_cos: "Its parent type's similarity to the question.",
     type_cos: "Its own type's similarity to the question (what a field returns).",
     fused: "The fused score of both lists, weighed by prior and intent.",
@@ -92,6 +87,63 @@ features! {
     described: "It has a description.",
     named: "1 / (1 + its place among the members the question names); 0 when not named.",
     path_gain: "The best fused score among the candidates reached through it.",
+    mutation_rank: "1 / (1 + rank) among the mutation fields most like the question; 0 outside.",
+    mutation_cos: "Its similarity there, its change view included.",
+    on_path: "The best fused score among the candidates whose first path runs through it.",
+    parent_fused: "Its parent's fused score, when the parent is a candidate.",
+    phrase_vec_rank: "1 / (1 + its best rank among the nearest members of a phrase); 0 outside.",
+    phrase_vec_cos: "Its similarity to that phrase.",
+    cos_top: "1 / (1 + its rank by `cos` among the candidates).",
+    cos_max_top: "The same by `cos_max`.",
+    cos_max_gap: "The best `cos_max` among the candidates less its own.",
+    cos_summary_top: "1 / (1 + its rank by `cos_summary`).",
+    cos_summary_gap: "The best `cos_summary` less its own.",
+    tokens_top: "1 / (1 + its rank by `tokens`).",
+    tokens_gap: "The best `tokens` less its own.",
+    parent_cos_top: "1 / (1 + its rank by `parent_cos`).",
+    parent_cos_gap: "The best `parent_cos` less its own.",
+    type_cos_top: "1 / (1 + its rank by `type_cos`).",
+    type_cos_gap: "The best `type_cos` less its own.",
+    fused_gap: "The best `fused` less its own.",
+}
+
+/// Features read against the other candidates of the question: a tree sees one row at a time,
+/// so how a candidate stands among the others is given to it (its rank, its distance to the
+/// best), written into the `top` and `gap` features named beside each.
+const RELATIVE: &[(F, Option<F>, Option<F>)] = &[
+    (F::cos, Some(F::cos_top), None),
+    (F::cos_max, Some(F::cos_max_top), Some(F::cos_max_gap)),
+    (
+        F::cos_summary,
+        Some(F::cos_summary_top),
+        Some(F::cos_summary_gap),
+    ),
+    (F::tokens, Some(F::tokens_top), Some(F::tokens_gap)),
+    (
+        F::parent_cos,
+        Some(F::parent_cos_top),
+        Some(F::parent_cos_gap),
+    ),
+    (F::type_cos, Some(F::type_cos_top), Some(F::type_cos_gap)),
+    (F::fused, None, Some(F::fused_gap)),
+];
+
+/// Fills the [`RELATIVE`] features of `rows`, one question's candidates.
+fn relative(rows: &mut [Row]) {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    for &(of, top, gap) in RELATIVE {
+        let of = of as usize;
+        order.sort_by(|a, b| rows[*b][of].total_cmp(&rows[*a][of]).then(a.cmp(b)));
+        let best = order.first().map_or(0.0, |&i| rows[i][of]);
+        for (rank, &i) in order.iter().enumerate() {
+            if let Some(top) = top {
+                rows[i][top as usize] = 1.0 / (1.0 + rank as f32);
+            }
+            if let Some(gap) = gap {
+                rows[i][gap as usize] = best - rows[i][of];
+            }
+        }
+    }
 }
 
 /// The number of features in a row.
@@ -169,12 +221,20 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
     }
 
     let mut path_gain = vec![0f32; candidates.len()];
+    let mut on_path = vec![0f32; candidates.len()];
     let mut replaces = vec![0f32; candidates.len()];
     for &i in by_fused.iter().take(params.path_depth) {
         let c = &candidates[i];
         if let Some(through) = candidates::through(catalog, visibility, c.member) {
             if let Some(&j) = at.get(&through) {
                 path_gain[j] = path_gain[j].max(c.fused);
+            }
+        }
+        if let Some(path) = visibility.paths_to_root(catalog, c.member).first() {
+            for on_the_way in &path[..path.len().saturating_sub(1)] {
+                if let Some(&j) = at.get(on_the_way) {
+                    on_path[j] = on_path[j].max(c.fused);
+                }
             }
         }
     }
@@ -194,40 +254,6 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
             .enumerate()
             .map(|(place, m)| (m, place))
             .collect();
-
-    let likeness = |phrase: Option<&[f32]>,
-                    types: &dyn Fn(&Member) -> Vec<MemberId>,
-                    cache: &mut HashMap<MemberId, f32>| {
-        let Some(phrase) = phrase else {
-            return vec![0f32; candidates.len()];
-        };
-        candidates
-            .iter()
-            .map(|c| {
-                types(catalog.member(c.member))
-                    .into_iter()
-                    .map(|ty| {
-                        *cache
-                            .entry(ty)
-                            .or_insert_with(|| generation.similarity(ty, phrase).unwrap_or(0.0))
-                    })
-                    .fold(0f32, f32::max)
-            })
-            .collect::<Vec<f32>>()
-    };
-    let listed = analysis.owner.as_ref().is_some_and(|o| o.listed);
-    let owner_like = likeness(
-        embedded.owner.map(|e| &e.vector[..]),
-        &|m| stages::owner_types(catalog, m, listed),
-        &mut HashMap::new(),
-    );
-    let answer_like = likeness(
-        embedded.answer.map(|e| &e.vector[..]),
-        &|m| stages::answer_types(catalog, m),
-        &mut HashMap::new(),
-    );
-    let best_owner = owner_like.iter().copied().fold(0f32, f32::max);
-    let best_answer = answer_like.iter().copied().fold(0f32, f32::max);
 
     let terms = &analysis.terms;
     let lexical = &generation.lexical;
@@ -294,17 +320,7 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
             set(F::query_cover, held / terms.len() as f32);
         }
         set(F::tokens, tokens[i]);
-        set(F::owner_like, owner_like[i]);
-        set(F::owner_gap, best_owner - owner_like[i]);
-        set(F::answer_like, answer_like[i]);
-        set(F::answer_gap, best_answer - answer_like[i]);
         let mutation_field = roots.is_mutation_field(member);
-        if let (Some(verb), true) = (embedded.verb, mutation_field) {
-            set(
-                F::verb_like,
-                generation.similarity(c.member, &verb.vector).unwrap_or(0.0),
-            );
-        }
         if let Some(q) = question {
             if let Some(parent) = catalog.container(c.member) {
                 set(F::parent_cos, similarity_of_type(parent.id, q));
@@ -363,7 +379,47 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
         set(F::described, flag(member.description.is_some()));
         set(F::named, inverse(named.get(&c.member).copied()));
         set(F::path_gain, path_gain[i]);
+        set(F::mutation_rank, inverse(c.mutation.map(|(r, _)| r)));
+        set(F::mutation_cos, c.mutation.map_or(0.0, |(_, s)| s));
+        set(F::on_path, on_path[i]);
+        let parent = member.parent.and_then(|p| at.get(&p));
+        set(
+            F::parent_fused,
+            parent.map_or(0.0, |&j| candidates[j].fused),
+        );
+        set(F::phrase_vec_rank, inverse(c.phrase_vector.map(|(r, _)| r)));
+        set(F::phrase_vec_cos, c.phrase_vector.map_or(0.0, |(_, s)| s));
         rows.push(row);
     }
+    relative(&mut rows);
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_candidate_learns_where_it_stands_among_the_others() {
+        let mut rows = vec![[0f32; COUNT]; 3];
+        for (row, cos) in rows.iter_mut().zip([0.2, 0.6, 0.4]) {
+            row[F::cos as usize] = cos;
+            row[F::fused as usize] = cos / 2.0;
+        }
+        relative(&mut rows);
+        let top: Vec<f32> = rows.iter().map(|r| r[F::cos_top as usize]).collect();
+        assert_eq!(top, [1.0 / 3.0, 1.0, 0.5]);
+        let gap: Vec<f32> = rows.iter().map(|r| r[F::fused_gap as usize]).collect();
+        for (gap, expected) in gap.iter().zip([0.2, 0.0, 0.1]) {
+            assert!((gap - expected).abs() < 1e-6, "{gap} {expected}");
+        }
+    }
+
+    #[test]
+    fn every_feature_has_a_distinct_name() {
+        let mut names = NAMES.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), COUNT);
+    }
 }

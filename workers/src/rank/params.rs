@@ -124,6 +124,14 @@ impl Default for Fusion {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
+    /// Rank with the fitted ranker (`ranker`) whenever the question has its vector; off ranks
+    /// with the fused lists and the re-ranking stages, as before the ranker was fitted.
+    /// `deprecation` and `named` apply either way.
+    pub learned: bool,
+    /// A ranker fitted by bench/fit/fit.py: its ONNX file, with the `.json` it writes beside
+    /// it. Default: the one fitted for the default model, built in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranker: Option<std::path::PathBuf>,
     /// The stages that run; leave one out to switch it off. Re-ranking stages run in this
     /// order. Default: all of them (see [`Stage`]).
     pub stages: Vec<Stage>,
@@ -135,6 +143,13 @@ pub struct Params {
     /// Candidates taken from the lexical list of each phrase of a question that lists several
     /// things ([`crate::query::phrases`]).
     pub phrase_depth: usize,
+    /// How many of a question's phrases are embedded and searched among the vectors.
+    pub phrase_count: usize,
+    /// The mutation fields most like the question that join the candidates, whatever its
+    /// shape (an action may not read as one).
+    pub mutation_depth: usize,
+    /// How many of the best fields bring their arguments into the candidates.
+    pub argument_depth: usize,
     /// Member priors (`priors` stage).
     pub priors: Priors,
     /// What a member that narrows reads counts for when the question asks for a list narrowed
@@ -179,10 +194,15 @@ impl Default for Params {
     /// each is in docs/RANKING.md.
     fn default() -> Self {
         Params {
+            learned: true,
+            ranker: None,
             stages: Stage::ALL.to_vec(),
             fusion: Fusion::default(),
             candidate_depth: 100,
             phrase_depth: 30,
+            phrase_count: 6,
+            mutation_depth: 30,
+            argument_depth: 20,
             priors: Priors::default(),
             narrowing: 1.1,
             not_an_action: 1.0 / 1.5,
@@ -297,6 +317,9 @@ impl Params {
         let depths = [
             ("candidate_depth", self.candidate_depth),
             ("phrase_depth", self.phrase_depth),
+            ("phrase_count", self.phrase_count),
+            ("mutation_depth", self.mutation_depth),
+            ("argument_depth", self.argument_depth),
             ("token_depth", self.token_depth),
             ("likeness_depth", self.likeness_depth),
             ("path_depth", self.path_depth),

@@ -604,7 +604,8 @@ pub fn demote_deprecated(
     sort(catalog, ranked);
 }
 
-fn sort(catalog: &Catalog, ranked: &mut [(MemberId, f32)]) {
+/// Best score first, ties by coordinate, so every order is deterministic.
+pub(crate) fn sort(catalog: &Catalog, ranked: &mut [(MemberId, f32)]) {
     ranked.sort_by(|(a, sa), (b, sb)| {
         sb.total_cmp(sa).then_with(|| {
             catalog
