@@ -178,13 +178,5 @@ pub fn replacement(
     visibility: &Visibility,
     member: MemberId,
 ) -> Option<MemberId> {
-    let by_reach = documents
-        .get(member.index())
-        .and_then(|d| d.deprecated_by_reach);
-    let replacement = match (&catalog.member(member).deprecation, by_reach) {
-        (Some(own), _) => own.replacement,
-        (None, Some(replacement)) => replacement,
-        (None, None) => None,
-    };
-    replacement.filter(|r| *r != member && visibility.allows(*r))
+    stages::replacement(catalog, documents, visibility, member).flatten()
 }

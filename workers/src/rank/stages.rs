@@ -574,15 +574,9 @@ pub fn demote_deprecated(
         .collect();
     for i in 0..ranked.len() {
         let (member, score) = ranked[i];
-        let by_reach = documents
-            .get(member.index())
-            .and_then(|d| d.deprecated_by_reach);
-        let replacement = match (&catalog.member(member).deprecation, by_reach) {
-            (Some(own), _) => own.replacement,
-            (None, Some(replacement)) => replacement,
-            (None, None) => continue,
+        let Some(replacement) = replacement(catalog, documents, visibility, member) else {
+            continue;
         };
-        let replacement = replacement.filter(|r| *r != member && visibility.allows(*r));
         let Some(replacement) = replacement else {
             ranked[i].1 = score * params.deprecated_factor;
             continue;
@@ -602,6 +596,25 @@ pub fn demote_deprecated(
         ranked[i].1 = score.min(replacement_score) * params.deprecated_factor;
     }
     sort(catalog, ranked);
+}
+
+/// `None` when `member` is live; for a member deprecated itself or by reach, its visible live
+/// replacement, if it has one.
+pub(crate) fn replacement(
+    catalog: &Catalog,
+    documents: &[Document],
+    visibility: &Visibility,
+    member: MemberId,
+) -> Option<Option<MemberId>> {
+    let by_reach = documents
+        .get(member.index())
+        .and_then(|d| d.deprecated_by_reach);
+    let replacement = match (&catalog.member(member).deprecation, by_reach) {
+        (Some(own), _) => own.replacement,
+        (None, Some(replacement)) => replacement,
+        (None, None) => return None,
+    };
+    Some(replacement.filter(|r| *r != member && visibility.allows(*r)))
 }
 
 /// Best score first, ties by coordinate, so every order is deterministic.
