@@ -160,17 +160,6 @@ pub fn gather(
     Ok(candidates)
 }
 
-/// The field `member`'s first visible path from a root runs through just before it (never
-/// the root field itself): the field that takes an argument, returns the type a field belongs
-/// to, or returns the enum of a value.
-pub fn through(catalog: &Catalog, visibility: &Visibility, member: MemberId) -> Option<MemberId> {
-    let paths = visibility.paths_to_root(catalog, member);
-    let &[_root, .., through, _member] = paths.first().map(|path| &path[..])? else {
-        return None;
-    };
-    (catalog.member(through).kind == MemberKind::Field).then_some(through)
-}
-
 /// The visible live member that replaces `member`, when it is deprecated itself or by reach.
 pub fn replacement(
     catalog: &Catalog,

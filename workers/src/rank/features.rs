@@ -225,7 +225,7 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
     let mut replaces = vec![0f32; candidates.len()];
     for &i in by_fused.iter().take(params.path_depth) {
         let c = &candidates[i];
-        if let Some(through) = candidates::through(catalog, visibility, c.member) {
+        if let Some(through) = stages::through(catalog, visibility, c.member) {
             if let Some(&j) = at.get(&through) {
                 path_gain[j] = path_gain[j].max(c.fused);
             }

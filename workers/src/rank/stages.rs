@@ -348,12 +348,7 @@ pub fn add_path_evidence(
 ) {
     let mut gains: HashMap<MemberId, f32> = HashMap::new();
     for &(member, score) in ranked.iter().take(params.path_depth) {
-        // The step before the member, unless that is the root field the path starts from.
-        let paths = visibility.paths_to_root(catalog, member);
-        let Some(&[_root, .., through, _member]) = paths.first().map(|path| &path[..]) else {
-            continue;
-        };
-        if catalog.member(through).kind == MemberKind::Field {
+        if let Some(through) = through(catalog, visibility, member) {
             let gain = gains.entry(through).or_default();
             *gain = gain.max(params.path_share * score);
         }
@@ -596,6 +591,21 @@ pub fn demote_deprecated(
         ranked[i].1 = score.min(replacement_score) * params.deprecated_factor;
     }
     sort(catalog, ranked);
+}
+
+/// The field `member`'s first visible path from a root runs through just before it (never
+/// the root field itself): the field that takes an argument, returns the type a field belongs
+/// to, or returns the enum of a value.
+pub(crate) fn through(
+    catalog: &Catalog,
+    visibility: &Visibility,
+    member: MemberId,
+) -> Option<MemberId> {
+    let paths = visibility.paths_to_root(catalog, member);
+    let &[_root, .., through, _member] = paths.first().map(|path| &path[..])? else {
+        return None;
+    };
+    (catalog.member(through).kind == MemberKind::Field).then_some(through)
 }
 
 /// `None` when `member` is live; for a member deprecated itself or by reach, its visible live
