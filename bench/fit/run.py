@@ -2,7 +2,7 @@
 """Runs the whole question corpus through `wayfinder eval`, writing what the ranker is fitted on.
 
     bench/fit/run.py [--wayfinder target/release/wayfinder] [--work DIR] [--schemas a,b]
-                     [--params FILE]
+                     [--params FILE] [-- MORE EVAL ARGUMENTS]
 
 For each schema of bench/corpus/schemas.json (the dev schemas read from ../shared, the others
 fetched by scripts/setup into .wayfinder/schemas), its questions (the dev set and every file
@@ -10,7 +10,9 @@ under bench/corpus/questions/<schema>/) are merged into DIR/questions-<schema>.j
 line's `schema` set to the corpus name; then one `wayfinder eval` over all of them writes
 DIR/features.jsonl (every question's candidates and feature rows, `--features`) and
 DIR/answers.jsonl (the ranking's answers, `--out`), and prints the figures per set and pooled.
-bench/fit/fit.py reads both.
+bench/fit/fit.py reads both. Arguments after `--` go to `wayfinder eval` as they are: another
+model, for example (`--model-onnx DIR/model.onnx --model-tokenizer DIR/tokenizer.json
+--model-dimension 768`), to fit a ranker for it.
 """
 
 import argparse
@@ -50,6 +52,7 @@ def main():
     parser.add_argument("--work", default=os.path.join(ROOT, "target", "fit"))
     parser.add_argument("--schemas", default="", help="comma-separated corpus names (default: all)")
     parser.add_argument("--params", help="ranking params file for `wayfinder eval --params`")
+    parser.add_argument("eval", nargs=argparse.REMAINDER, help="after `--`: more `wayfinder eval` arguments")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     only = {s for s in args.schemas.split(",") if s}
@@ -72,6 +75,7 @@ def main():
                "--out", os.path.join(args.work, "answers.jsonl")]
     if args.params:
         command += ["--params", args.params]
+    command += [a for a in args.eval if a != "--"]
     subprocess.run(command, check=True)
 
 

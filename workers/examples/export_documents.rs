@@ -14,7 +14,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let catalog = Catalog::from_file(&PathBuf::from(&args[1]), CatalogOptions::default())?;
     let questions = read_questions(&PathBuf::from(&args[2]))?;
     let docs = documents(&catalog, &Default::default());
-    let lexical = LexicalIndex::build(&docs)?;
+    let lexical = LexicalIndex::build(&catalog, &docs)?;
     let mut texts: Vec<String> = Vec::new();
     let mut text_ids = std::collections::HashMap::new();
     let mut members = Vec::new();

@@ -408,7 +408,7 @@ impl Engine {
     ) -> Result<Published, EngineError> {
         let started = Instant::now();
         let documents: Arc<[_]> = documents(&catalog, &self.params.priors).into();
-        let lexical = Arc::new(LexicalIndex::build(&documents)?);
+        let lexical = Arc::new(LexicalIndex::build(&catalog, &documents)?);
         let keys: Arc<HashMap<u64, MemberId>> = Arc::new(
             documents
                 .iter()

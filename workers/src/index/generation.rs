@@ -239,8 +239,11 @@ impl Generation {
                 {
                     continue;
                 }
+                let Some(document) = self.documents.get(member.index()) else {
+                    continue;
+                };
                 if seen.insert(member) {
-                    scored.push((member, self.mean_similarity(shard, member, query)));
+                    scored.push((member, views_of(shard, document, query).mean));
                 }
             }
         }
@@ -310,8 +313,8 @@ impl Generation {
 
     /// `member`'s mean similarity over its views to `query`, when its shard has vectors.
     pub(crate) fn similarity(&self, member: MemberId, query: &[f32]) -> Option<f32> {
-        let (_, shard) = self.ready_shard_of(member)?;
-        Some(self.mean_similarity(shard, member, query))
+        self.view_similarities(member, query)
+            .map(|views| views.mean)
     }
 
     /// How `member`'s views compare with `query`, when its shard has vectors.
@@ -321,43 +324,53 @@ impl Generation {
         query: &[f32],
     ) -> Option<ViewSimilarities> {
         let (document, shard) = self.ready_shard_of(member)?;
-        let of =
-            |view: &crate::index::document::View| shard.vector(view.key).map(|v| dot(v, query));
-        let all: Vec<f32> = document.views.iter().filter_map(of).collect();
-        Some(ViewSimilarities {
-            text: of(document.text_view())?,
-            summary: document.views.get(document.summary_view).and_then(of)?,
-            max: all.iter().copied().fold(f32::MIN, f32::max),
-            min: all.iter().copied().fold(f32::MAX, f32::min),
-        })
+        Some(views_of(shard, document, query))
     }
+}
 
-    fn mean_similarity(&self, shard: &VectorShard, member: MemberId, query: &[f32]) -> f32 {
-        let Some(document) = self.documents.get(member.index()) else {
-            return 0.0;
+/// How `document`'s views in `shard` compare with `query`: one pass over them, each vector read
+/// once (reading them is most of what scoring a candidate costs).
+fn views_of(shard: &VectorShard, document: &Document, query: &[f32]) -> ViewSimilarities {
+    let mut found = ViewSimilarities {
+        mean: 0.0,
+        text: None,
+        summary: None,
+        max: f32::MIN,
+        min: f32::MAX,
+    };
+    let mut count = 0;
+    for (place, view) in document.views.iter().enumerate() {
+        let Some(vector) = shard.vector(view.key) else {
+            continue;
         };
-        let (sum, count) = document
-            .views
-            .iter()
-            .filter_map(|view| shard.vector(view.key))
-            .fold((0.0, 0usize), |(sum, count), vector| {
-                (sum + dot(vector, query), count + 1)
-            });
-        if count == 0 {
-            0.0
-        } else {
-            sum / count as f32
+        let cos = dot(vector, query);
+        if place == 0 {
+            found.text = Some(cos);
         }
+        if place == document.summary_view {
+            found.summary = Some(cos);
+        }
+        found.mean += cos;
+        found.max = found.max.max(cos);
+        found.min = found.min.min(cos);
+        count += 1;
     }
+    if count > 0 {
+        found.mean /= count as f32;
+    }
+    found
 }
 
 /// A member's views against one question.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ViewSimilarities {
-    /// Its document text's.
-    pub text: f32,
+    /// Over the views that have vectors (0 without any): the member's vector evidence, as
+    /// [`Generation::similarity`] gives it.
+    pub mean: f32,
+    /// Its document text's ([`Document::text_view`]).
+    pub text: Option<f32>,
     /// Its own name and summary's.
-    pub summary: f32,
+    pub summary: Option<f32>,
     pub max: f32,
     pub min: f32,
 }

@@ -5,6 +5,8 @@
 //! Queries are not parsed as tantivy syntax: an agent's words go through the index's own
 //! analyzer and become a disjunction of term queries, so no input is a syntax error.
 
+use std::collections::HashMap;
+
 use tantivy::collector::{FilterCollector, TopDocs};
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
@@ -14,7 +16,8 @@ use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
 };
 use tantivy::{doc, Index, IndexReader, ReloadPolicy, Term};
-use wayfinder_supergraph::MemberId;
+use wayfinder_supergraph::{Catalog, MemberId};
+use xxhash_rust::xxh3::xxh3_64;
 
 use crate::index::document::{split_identifier, Document};
 use crate::index::visibility::Visibility;
@@ -36,10 +39,18 @@ pub struct LexicalIndex {
     title: Field,
     names: Field,
     text: Field,
+    /// Each member's name as [`LexicalIndex::terms`] reads it, hashed ([`term_hash`]), by
+    /// member index: read for every candidate of every search, so analysed once here.
+    name_terms: Vec<Box<[u64]>>,
+}
+
+/// A term as [`LexicalIndex::name_cover`] compares it.
+pub(crate) fn term_hash(term: &str) -> u64 {
+    xxh3_64(term.as_bytes())
 }
 
 impl LexicalIndex {
-    pub fn build(documents: &[Document]) -> Result<Self, LexicalError> {
+    pub fn build(catalog: &Catalog, documents: &[Document]) -> Result<Self, LexicalError> {
         let mut schema = Schema::builder();
         let indexing = TextFieldIndexing::default()
             .set_tokenizer(ANALYZER)
@@ -69,13 +80,45 @@ impl LexicalIndex {
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
-        Ok(LexicalIndex {
+        let mut lexical = LexicalIndex {
             reader,
             analyzer,
             title,
             names,
             text,
-        })
+            name_terms: Vec::new(),
+        };
+        // Names repeat (`id`, `nodes`, `clientMutationId`): each is analysed once.
+        let mut by_name: HashMap<&str, Box<[u64]>> = HashMap::new();
+        lexical.name_terms = catalog
+            .members()
+            .iter()
+            .map(|member| {
+                by_name
+                    .entry(member.name.as_str())
+                    .or_insert_with(|| {
+                        lexical
+                            .terms(&member.name)
+                            .iter()
+                            .map(|t| term_hash(t))
+                            .collect()
+                    })
+                    .clone()
+            })
+            .collect();
+        Ok(lexical)
+    }
+
+    /// How far `member`'s name and the question's terms (hashed, [`term_hash`]) overlap: the
+    /// share of the name's terms the question holds and the share of the question's the name
+    /// holds; `None` when either has no terms.
+    pub(crate) fn name_cover(&self, member: MemberId, question: &[u64]) -> Option<(f32, f32)> {
+        let name = self.name_terms.get(member.index())?;
+        if name.is_empty() || question.is_empty() {
+            return None;
+        }
+        let held = name.iter().filter(|t| question.contains(t)).count() as f32;
+        Some((held / name.len() as f32, held / question.len() as f32))
     }
 
     /// The best `limit` visible members for `query`, with their BM25 scores, best first.
@@ -184,5 +227,37 @@ fn analyzer() -> TextAnalyzer {
             .filter(Stemmer::new(Language::English))
             .build(),
         None => builder.filter(Stemmer::new(Language::English)).build(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use wayfinder_supergraph::CatalogOptions;
+
+    use super::*;
+    use crate::index::document::documents;
+    use crate::index::priors::Priors;
+
+    #[test]
+    fn a_name_is_covered_as_its_analysed_terms_are() {
+        let catalog = Catalog::from_sdl(
+            "type Query { pullRequest: PullRequest }\ntype PullRequest { reviewDecision: String }",
+            "test.graphql",
+            CatalogOptions::default(),
+        )
+        .unwrap();
+        let lexical =
+            LexicalIndex::build(&catalog, &documents(&catalog, &Priors::default())).unwrap();
+        let hashed = |query: &str| -> Vec<u64> {
+            lexical.terms(query).iter().map(|t| term_hash(t)).collect()
+        };
+        let member = catalog.get("PullRequest.reviewDecision").unwrap().id;
+        // `reviewDecision` reads as `reviewdecis`, `review` and `decis`: two of the three are
+        // in the question, and both of the question's terms are in the name.
+        assert_eq!(
+            lexical.name_cover(member, &hashed("review decisions")),
+            Some((2.0 / 3.0, 1.0))
+        );
+        assert_eq!(lexical.name_cover(member, &hashed("the")), None);
     }
 }

@@ -14,7 +14,8 @@ use std::collections::HashMap;
 use wayfinder_supergraph::{MemberId, MemberKind};
 
 use crate::embed::tokens::QueryTokens;
-use crate::index::generation::Generation;
+use crate::index::generation::{Generation, ViewSimilarities};
+use crate::index::lexical::term_hash;
 use crate::index::visibility::Visibility;
 use crate::query::Analysis;
 use crate::rank::candidates::{self, Candidate};
@@ -175,7 +176,16 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
     let roots = catalog.roots();
     let question = embedded.question.map(|e| &e.vector[..]);
 
-    let mut type_cos: HashMap<MemberId, f32> = HashMap::new();
+    let views: Vec<Option<ViewSimilarities>> = candidates
+        .iter()
+        .map(|c| question.and_then(|q| generation.view_similarities(c.member, q)))
+        .collect();
+    // A type among the candidates has its similarity already.
+    let mut type_cos: HashMap<MemberId, f32> = candidates
+        .iter()
+        .zip(&views)
+        .filter_map(|(c, views)| Some((c.member, views.as_ref()?.mean)))
+        .collect();
     let mut similarity_of_type = |ty: MemberId, to: &[f32]| {
         *type_cos
             .entry(ty)
@@ -183,9 +193,10 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
     };
     let cos: Vec<f32> = candidates
         .iter()
-        .map(|c| match (c.vector, question) {
+        .zip(&views)
+        .map(|(c, views)| match (c.vector, views) {
             (Some((_, s)), _) => s,
-            (None, Some(q)) => generation.similarity(c.member, q).unwrap_or(0.0),
+            (None, Some(views)) => views.mean,
             (None, None) => 0.0,
         })
         .collect();
@@ -267,6 +278,7 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
     let question_like = analysis.asked.ends_with('?')
         || crate::query::intent::QUESTION_WORDS.contains(&first_word.as_str());
     let known = lexical.known_share(terms);
+    let term_hashes: Vec<u64> = terms.iter().map(|t| term_hash(t)).collect();
 
     let mut rows = Vec::with_capacity(candidates.len());
     for (i, c) in candidates.iter().enumerate() {
@@ -301,9 +313,16 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
         set(F::vec_rank, inverse(c.vector.map(|(r, _)| r)));
         set(F::cos, cos[i]);
         set(F::cos_gap, best_cos - cos[i]);
-        if let Some(views) = question.and_then(|q| generation.view_similarities(c.member, q)) {
-            set(F::cos_text, views.text);
-            set(F::cos_summary, views.summary);
+        if let Some(
+            views @ ViewSimilarities {
+                text: Some(text),
+                summary: Some(summary),
+                ..
+            },
+        ) = views[i]
+        {
+            set(F::cos_text, text);
+            set(F::cos_summary, summary);
             set(F::cos_max, views.max);
             set(F::cos_min, views.min);
         }
@@ -313,11 +332,9 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
             F::phrase_share,
             c.phrases as f32 / analysis.phrases.len().max(1) as f32,
         );
-        let name_terms = lexical.terms(&member.name);
-        if !name_terms.is_empty() && !terms.is_empty() {
-            let held = name_terms.iter().filter(|t| terms.contains(t)).count() as f32;
-            set(F::name_cover, held / name_terms.len() as f32);
-            set(F::query_cover, held / terms.len() as f32);
+        if let Some((name, query)) = lexical.name_cover(c.member, &term_hashes) {
+            set(F::name_cover, name);
+            set(F::query_cover, query);
         }
         set(F::tokens, tokens[i]);
         let mutation_field = roots.is_mutation_field(member);
