@@ -6,6 +6,7 @@
 //! analyzer and become a disjunction of term queries, so no input is a syntax error.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use tantivy::collector::{FilterCollector, TopDocs};
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
@@ -41,7 +42,7 @@ pub struct LexicalIndex {
     text: Field,
     /// Each member's name as [`LexicalIndex::terms`] reads it, hashed ([`term_hash`]), by
     /// member index: read for every candidate of every search, so analysed once here.
-    name_terms: Vec<Box<[u64]>>,
+    name_terms: Vec<Arc<[u64]>>,
 }
 
 /// A term as [`LexicalIndex::name_cover`] compares it.
@@ -89,7 +90,7 @@ impl LexicalIndex {
             name_terms: Vec::new(),
         };
         // Names repeat (`id`, `nodes`, `clientMutationId`): each is analysed once.
-        let mut by_name: HashMap<&str, Box<[u64]>> = HashMap::new();
+        let mut by_name: HashMap<&str, Arc<[u64]>> = HashMap::new();
         lexical.name_terms = catalog
             .members()
             .iter()

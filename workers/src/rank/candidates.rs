@@ -58,7 +58,8 @@ impl Candidate {
     }
 }
 
-/// The candidates of one question, best fused score first (ties by coordinate).
+/// The candidates of one question in fused order: the fused members best first (ties by
+/// coordinate), then those that joined them, at fused score 0, in the order they joined.
 #[allow(clippy::too_many_arguments)]
 pub fn gather(
     catalog: &Catalog,
@@ -148,9 +149,11 @@ pub fn gather(
             }
         }
     }
-    let deprecated: Vec<MemberId> = candidates.iter().map(|c| c.member).collect();
-    for member in deprecated {
-        if let Some(replacement) = replacement(catalog, documents, visibility, member) {
+    let found: Vec<MemberId> = candidates.iter().map(|c| c.member).collect();
+    for member in found {
+        if let Some(replacement) =
+            stages::replacement(catalog, documents, visibility, member).flatten()
+        {
             slot(&mut candidates, replacement);
         }
     }
@@ -158,14 +161,4 @@ pub fn gather(
         slot(&mut candidates, member);
     }
     Ok(candidates)
-}
-
-/// The visible live member that replaces `member`, when it is deprecated itself or by reach.
-pub fn replacement(
-    catalog: &Catalog,
-    documents: &[Document],
-    visibility: &Visibility,
-    member: MemberId,
-) -> Option<MemberId> {
-    stages::replacement(catalog, documents, visibility, member).flatten()
 }

@@ -18,7 +18,7 @@ use crate::index::generation::{Generation, ViewSimilarities};
 use crate::index::lexical::term_hash;
 use crate::index::visibility::Visibility;
 use crate::query::Analysis;
-use crate::rank::candidates::{self, Candidate};
+use crate::rank::candidates::Candidate;
 use crate::rank::params::Params;
 use crate::rank::{stages, Embedded};
 
@@ -206,13 +206,9 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
         .filter_map(|c| c.lexical.map(|(_, s)| s))
         .fold(0f32, f32::max);
 
-    // The order "the best few" are read in.
-    let mut by_fused: Vec<usize> = (0..candidates.len()).collect();
-    by_fused.sort_by(|a, b| candidates[*b].fused.total_cmp(&candidates[*a].fused));
-    let mut fused_rank = vec![usize::MAX; candidates.len()];
-    for (rank, &i) in by_fused.iter().enumerate() {
-        fused_rank[i] = rank;
-    }
+    // The candidates come in fused order: "the best few" are the first few, and a candidate's
+    // fused rank is its place.
+    debug_assert!(candidates.windows(2).all(|w| w[0].fused >= w[1].fused));
     let at: HashMap<MemberId, usize> = candidates
         .iter()
         .enumerate()
@@ -224,9 +220,9 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
         .question
         .and_then(|q| QueryTokens::new(&q.tokens, generation.token_frequencies()))
     {
-        for &i in by_fused.iter().take(params.token_depth) {
+        for (i, c) in candidates.iter().enumerate().take(params.token_depth) {
             tokens[i] = generation
-                .member_tokens(candidates[i].member)
+                .member_tokens(c.member)
                 .map_or(0.0, |t| query_tokens.match_score(t));
         }
     }
@@ -234,8 +230,7 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
     let mut path_gain = vec![0f32; candidates.len()];
     let mut on_path = vec![0f32; candidates.len()];
     let mut replaces = vec![0f32; candidates.len()];
-    for &i in by_fused.iter().take(params.path_depth) {
-        let c = &candidates[i];
+    for c in candidates.iter().take(params.path_depth) {
         if let Some(through) = stages::through(catalog, visibility, c.member) {
             if let Some(&j) = at.get(&through) {
                 path_gain[j] = path_gain[j].max(c.fused);
@@ -250,15 +245,12 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
         }
     }
     for c in candidates {
-        let replacement = candidates::replacement(catalog, documents, visibility, c.member);
+        let replacement = stages::replacement(catalog, documents, visibility, c.member).flatten();
         if let Some(&j) = replacement.as_ref().and_then(|r| at.get(r)) {
             replaces[j] = replaces[j].max(c.fused);
         }
     }
-    let ranked: Vec<(MemberId, f32)> = by_fused
-        .iter()
-        .map(|&i| (candidates[i].member, candidates[i].fused))
-        .collect();
+    let ranked: Vec<(MemberId, f32)> = candidates.iter().map(|c| (c.member, c.fused)).collect();
     let named: HashMap<MemberId, usize> =
         stages::named_members(catalog, analysis.asked, visibility, &ranked)
             .into_iter()
@@ -351,7 +343,7 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
             }
         }
         set(F::fused, c.fused);
-        set(F::fused_rank, inverse(Some(fused_rank[i])));
+        set(F::fused_rank, inverse(Some(i)));
         set(F::prior, document.map_or(1.0, |d| d.prior));
         set(F::kind_field, flag(member.kind == MemberKind::Field));
         set(F::kind_argument, flag(member.kind == MemberKind::Argument));

@@ -52,7 +52,7 @@ pub(crate) struct Gathered<'q> {
     pub analysis: Analysis<'q>,
     pub lexical: Vec<(MemberId, f32)>,
     pub vector: Vec<(MemberId, f32)>,
-    /// The mutation fields most like the question, best first.
+    /// The mutation fields most like the question, best first (the fitted ranker's only).
     pub mutations: Vec<(MemberId, f32)>,
     /// The nearest members of each phrase of a question that lists things.
     pub phrases: Vec<Vec<(MemberId, f32)>>,
@@ -80,10 +80,10 @@ impl Gathered<'_> {
 pub(crate) type Embed<'e> = dyn FnOnce(&[Option<&str>]) -> Option<Vec<Option<Arc<Embedding>>>> + 'e;
 
 /// Reads `query` (trimmed) and searches it lexically; with `embed`, embeds it and searches the
-/// vector shards and the mutation fields. For the fitted ranker (`learned`), the phrases of a
-/// question that lists things are embedded and searched too; for the stages, the owner, answer
-/// and verb it names: the fitted ranker does as well without them (bench/RESULTS.md), and a
-/// search embeds one text fewer for each.
+/// vector shards. For the fitted ranker (`learned`), it also scores the mutation fields and, when
+/// the question lists things, embeds and searches each phrase; for the stages, it embeds the
+/// owner, answer and verb the question names: the fitted ranker does as well without them
+/// (bench/RESULTS.md), and a search embeds one text fewer for each.
 pub(crate) fn gather<'q>(
     generation: &Generation,
     query: &'q str,
@@ -156,9 +156,12 @@ pub(crate) fn gather<'q>(
                 // question's.
                 let actions = analysis.intent.action && params.runs(Stage::ActionCandidates);
                 vector = generation.vector_candidates(&q.vector, depth, actions, visibility)?;
-                mutations = generation.mutation_scores(&q.vector, visibility);
-                mutations.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                mutations.truncate(params.mutation_depth);
+                // Only the fitted ranker's candidates take them.
+                if learned {
+                    mutations = generation.mutation_scores(&q.vector, visibility);
+                    mutations.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                    mutations.truncate(params.mutation_depth);
+                }
                 for phrase in listed.iter().flatten() {
                     phrases.push(generation.vector_candidates(
                         &phrase.vector,
