@@ -260,6 +260,8 @@ def write_model(model, names, questions, args, figures):
         model.booster_, initial_types=[("features", FloatTensorType([None, len(names)]))],
         target_opset=15, zipmap=False)
     onnx_model.doc_string = f"wayfinder ranker over {len(names)} features"
+    # The converter names the graph with a random UUID: a fixed name keeps the file reproducible.
+    onnx_model.graph.name = "wayfinder_ranker"
     data = onnx_model.SerializeToString()
     with open(args.out, "wb") as f:
         f.write(data)
