@@ -8,8 +8,10 @@
 //! 3) cold indexes, `WAYFINDER_BENCH_RUNS` (default 5) of everything else; medians reported.
 //! `WAYFINDER_BENCH_LATENCY_ONLY=1` measures only search latency, on a cache folder kept in
 //! `target/` between runs (the first run fills it), for quick before/after runs of a change to
-//! the request path. `WAYFINDER_BENCH_PARAMS=FILE` ranks with the params in FILE (the shape of
-//! `index.ranking`), to compare two rankings with one binary.
+//! the request path; `WAYFINDER_BENCH_SCHEMA=federated/spotify-showcase/supergraph.graphql` (a
+//! path under `../shared/eval/schemas`) measures it on another schema than github.
+//! `WAYFINDER_BENCH_PARAMS=FILE` ranks with the params in FILE (the shape of `index.ranking`), to
+//! compare two rankings with one binary.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -162,11 +164,16 @@ mod tempdir {
 fn main() {
     if runs("WAYFINDER_BENCH_LATENCY_ONLY", 0) > 0 {
         let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wayfinder-bench-cache");
-        let sdl = std::fs::read_to_string(schema_path("monolithic/github/schema.graphql"))
-            .expect("schema");
-        let github = catalog(&sdl);
-        let (engine, _, _, _) = index(&cache, Arc::clone(&github));
-        search_latency(&engine, &github);
+        let relative = std::env::var("WAYFINDER_BENCH_SCHEMA")
+            .unwrap_or_else(|_| "monolithic/github/schema.graphql".into());
+        let sdl = std::fs::read_to_string(schema_path(&relative)).expect("schema");
+        let schema = catalog(&sdl);
+        let (engine, _, _, _) = index(&cache, Arc::clone(&schema));
+        let name = Path::new(&relative)
+            .parent()
+            .and_then(Path::file_name)
+            .map_or("schema".into(), |n| n.to_string_lossy().into_owned());
+        search_latency(&engine, &schema, &name);
         return;
     }
     let cold_runs = runs("WAYFINDER_BENCH_COLD_RUNS", 3).max(1);
@@ -210,7 +217,7 @@ fn main() {
         seconds(&reindex)
     );
 
-    search_latency(&engine, &github);
+    search_latency(&engine, &github, "github");
     println!(
         "github peak RSS             {:.0} MiB  goal < 1536 MiB",
         peak_rss_mib()
@@ -229,15 +236,15 @@ fn main() {
 
 /// Search latency on a query-vector cache miss and hit, for plain queries, actions,
 /// questions that name an owner, and bare member names.
-fn search_latency(engine: &Engine, github: &Catalog) {
-    let queries = description_queries(github, LATENCY_QUERIES, 0);
+fn search_latency(engine: &Engine, schema: &Catalog, name: &str) {
+    let queries = description_queries(schema, LATENCY_QUERIES, 0);
     // Phrased as actions, the same words also score every mutation field (247 on github).
-    let actions: Vec<String> = description_queries(github, LATENCY_QUERIES, 1)
+    let actions: Vec<String> = description_queries(schema, LATENCY_QUERIES, 1)
         .into_iter()
         .map(|q| format!("update the {q}"))
         .collect();
     // Naming an owner, they also embed the owner's words and weigh the best members' types.
-    let owners: Vec<String> = description_queries(github, LATENCY_QUERIES, 2)
+    let owners: Vec<String> = description_queries(schema, LATENCY_QUERIES, 2)
         .into_iter()
         .map(|q| match q.split(' ').collect::<Vec<_>>()[..] {
             [first, second, owner, number] => format!("{first} {second} of a {owner} {number}"),
@@ -246,7 +253,7 @@ fn search_latency(engine: &Engine, github: &Catalog) {
         .collect();
     // Bare member names (`nameWithOwner`, `clientMutationId`) each name every member of that
     // name, up to hundreds, which are put first in ranked order.
-    let mut names: Vec<&str> = github
+    let mut names: Vec<&str> = schema
         .members()
         .iter()
         .filter(|m| {
@@ -268,7 +275,7 @@ fn search_latency(engine: &Engine, github: &Catalog) {
         .map(|n| n.to_string())
         .collect();
     // Listing three things, they are also searched phrase by phrase (issue 53).
-    let lists: Vec<String> = description_queries(github, 3 * LATENCY_QUERIES, 3)
+    let lists: Vec<String> = description_queries(schema, 3 * LATENCY_QUERIES, 3)
         .chunks(3)
         .map(|three| format!("{}, {} and {}", three[0], three[1], three[2]))
         .collect();
@@ -295,7 +302,7 @@ fn search_latency(engine: &Engine, github: &Catalog) {
         ("list, hit", &list_hit, "< 2 ms"),
     ] {
         println!(
-            "github search ({label:>12})  {}  goal {goal}",
+            "{name} search ({label:>12})  {}  goal {goal}",
             p50_p99(samples)
         );
     }
@@ -317,7 +324,7 @@ fn search_latency(engine: &Engine, github: &Catalog) {
     let mut sizes: Vec<usize> = rows.iter().map(Vec::len).collect();
     sizes.sort_unstable();
     println!(
-        "github scoring (one question's candidates, median {})  {}  goal p50 < 0.3 ms",
+        "{name} scoring (one question's candidates, median {})  {}  goal p50 < 0.3 ms",
         sizes[sizes.len() / 2],
         p50_p99(&scoring)
     );

@@ -54,7 +54,9 @@ def read_features(path):
         questions = []
         for line in lines:
             q = json.loads(line)
-            if q["style"] is None:
+            if q.get("pair"):
+                q["style"] = "description"
+            elif q["style"] is None:
                 continue
             q["rows"] = np.asarray(q["rows"], dtype=np.float32).reshape(-1, len(names))
             expected = set(q["expected"])
@@ -163,6 +165,7 @@ def main():
     parser.add_argument("--drop", default="", help="comma-separated features left out (zeroed)")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--answers", help="write each question's left-out ranking here (top 10 and ranks found)")
+    parser.add_argument("--no-pairs", action="store_true", help="fit without the description pairs")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="another value for one of the boosted trees' settings (GBDT), to measure it")
     args = parser.parse_args()
@@ -173,11 +176,13 @@ def main():
         GBDT[name] = json.loads(value)
 
     names, questions = read_features(args.features)
+    if args.no_pairs:
+        questions = [q for q in questions if q["style"] != "description"]
     dropped = [names.index(n) for n in args.drop.split(",") if n]
     for q in questions:
         q["rows"][:, dropped] = 0.0
     fit = fit_gbdt if args.model == "gbdt" else fit_linear
-    schemas = sorted({q["schema"] for q in questions})
+    schemas = sorted({q["schema"] for q in questions if q["style"] != "description"})
     before = {}
     if args.before:
         with open(args.before, encoding="utf-8") as lines:
@@ -188,7 +193,9 @@ def main():
     after_found, before_found, styles, per_schema = {}, {}, {}, {}
     answers = open(args.answers, "w", encoding="utf-8") if args.answers else None
     for schema in schemas:
-        held = [q for q in questions if q["schema"] == schema]
+        # A schema's description pairs are fitted on when it is not the one left out, and never
+        # measured.
+        held = [q for q in questions if q["schema"] == schema and q["style"] != "description"]
         model = fit([q for q in questions if q["schema"] != schema])
         for q in held:
             scores = score(model, q["rows"])
@@ -269,7 +276,8 @@ def write_model(model, names, questions, args, figures):
         corpus = hashlib.sha256(f.read()).hexdigest()
     meta = {
         "features": names,
-        "calibration": calibration(model, questions),
+        # The chance a question's candidate is expected: the pairs' candidates are not asked.
+        "calibration": calibration(model, [q for q in questions if q["style"] != "description"]),
         "model": args.model,
         "settings": GBDT,
         "seed": SEED,

@@ -10,7 +10,9 @@ under bench/corpus/questions/<schema>/) are merged into DIR/questions-<schema>.j
 line's `schema` set to the corpus name; then one `wayfinder eval` over all of them writes
 DIR/features.jsonl (every question's candidates and feature rows, `--features`) and
 DIR/answers.jsonl (the ranking's answers, `--out`), and prints the figures per set and pooled.
-bench/fit/fit.py reads both. Arguments after `--` go to `wayfinder eval` as they are: another
+bench/fit/fit.py reads both. `--pairs DIR` adds the description pairs bench/fit/pairs.py wrote
+(each schema's copy without the drawn descriptions, and those descriptions asked against it).
+Arguments after `--` go to `wayfinder eval` as they are: another
 model, for example (`--model-onnx DIR/model.onnx --model-tokenizer DIR/tokenizer.json
 --model-dimension 768`), to fit a ranker for it.
 """
@@ -52,6 +54,7 @@ def main():
     parser.add_argument("--work", default=os.path.join(ROOT, "target", "fit"))
     parser.add_argument("--schemas", default="", help="comma-separated corpus names (default: all)")
     parser.add_argument("--params", help="ranking params file for `wayfinder eval --params`")
+    parser.add_argument("--pairs", help="folder of bench/fit/pairs.py's description pairs, fitting data only")
     parser.add_argument("eval", nargs=argparse.REMAINDER, help="after `--`: more `wayfinder eval` arguments")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -70,6 +73,15 @@ def main():
                             question["schema"] = name
                             out.write(json.dumps(question) + "\n")
         pairs += [schema, merged]
+        if args.pairs and os.path.exists(os.path.join(args.pairs, f"{name}.jsonl")):
+            described = os.path.join(args.work, f"pairs-{name}.jsonl")
+            with open(os.path.join(args.pairs, f"{name}.jsonl"), encoding="utf-8") as lines, \
+                    open(described, "w", encoding="utf-8") as out:
+                for line in lines:
+                    question = json.loads(line)
+                    question["schema"] = name
+                    out.write(json.dumps(question) + "\n")
+            pairs += [os.path.join(args.pairs, f"{name}.graphql"), described]
     command = [args.wayfinder, "eval", *pairs,
                "--features", os.path.join(args.work, "features.jsonl"),
                "--out", os.path.join(args.work, "answers.jsonl")]

@@ -346,6 +346,8 @@ fn write_features(
         "schema": question.schema,
         "query": question.query,
         "style": question.style(),
+        // A description pair (`style: "description"`): fitting data, never a figure.
+        "pair": question.style.as_deref() == Some("description"),
         "expected": question.expected,
         "inputs": question.inputs,
         "candidates": explained.coordinates,

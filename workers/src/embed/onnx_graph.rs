@@ -1,13 +1,21 @@
-//! Model graph rewrites applied before ONNX Runtime loads a model, to cut what a session holds.
+//! Model graph rewrites applied before ONNX Runtime loads a model, to cut what a session holds
+//! and what embedding a text costs.
 //!
 //! Weight-only int8 models (the default all-MiniLM-L6-v2 among them) store each weight as int8
 //! rows and a float scale, made float by `Cast` and `Mul` nodes. ONNX Runtime folds those
-//! constants at load, so a session holds every weight as float, the token-embedding table
-//! included: 30,522 x 384 floats (45 MB) of which a question reads a dozen rows.
-//! [`gather_before_dequantizing`] moves such a table's `Gather` in front of the `Cast` and
-//! `Mul`: the rows a text needs are gathered as int8 and only they are made float. Each value
-//! is the same float product as before; for the default model the vectors are the same to the
-//! bit (a test compares them). Another model's runtime fusions may differ once rewritten.
+//! constants at load, so a session holds every weight as float and every text reads them all as
+//! float: 4 bytes a weight where the file has one. Two rewrites keep them int8:
+//!
+//! - [`Rewrites::gather`]: a token-embedding table's `Gather` moves in front of the `Cast` and
+//!   `Mul`, so the rows a text needs are gathered as int8 and only they are made float (the
+//!   table is 30,522 x 384 floats, 45 MB, of which a question reads a dozen rows). Each value is
+//!   the same float product as before: the vectors are the same to the bit.
+//! - [`Rewrites::int8_matmul`]: a `MatMul` by such a weight, scaled per column, becomes ONNX
+//!   Runtime's `DynamicQuantizeMatMul` over the int8 weight as it is: the activations are
+//!   quantized to 8 bits per call and multiplied in integers. Embedding a question takes half
+//!   the time (the float weights no longer stream through the cache), a session holds a quarter
+//!   of the bytes, and the vectors move a little (cosine ~0.99 to the float graph's), so the
+//!   vector cache keys the rewritten graph apart ([`crate::embed::model_key`]).
 //!
 //! Flow: model bytes -> [`proto::ModelProto`] (prost) -> rewritten graph -> bytes, which the
 //! embedder hands to ONNX Runtime. A model the rewrite does not fully understand (subgraphs,
@@ -23,7 +31,7 @@ use std::collections::{HashMap, HashSet};
 use prost::Message;
 
 use proto::attribute_proto::AttributeType;
-use proto::{tensor_proto, AttributeProto, NodeProto, TensorProto};
+use proto::{tensor_proto, AttributeProto, GraphProto, NodeProto, TensorProto};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GraphError {
@@ -41,10 +49,31 @@ struct Match {
     per_row: bool,
 }
 
-/// Rewrites every `Gather(Mul(Cast(int8 table), per-row or single scale), ids)` on axis 0 into
-/// `Mul(Cast(Gather(table, ids)), Gather(scale, ids))`. Returns the new model's bytes, or `None`
-/// when no gather matched or the model is one the rewrite leaves alone (see the module doc).
-pub fn gather_before_dequantizing(model: &[u8]) -> Result<Option<Vec<u8>>, GraphError> {
+/// Which rewrites [`rewrite`] applies.
+#[derive(Debug, Clone, Copy)]
+pub struct Rewrites {
+    pub gather: bool,
+    pub int8_matmul: bool,
+}
+
+impl Rewrites {
+    pub const ALL: Rewrites = Rewrites {
+        gather: true,
+        int8_matmul: true,
+    };
+    #[cfg(test)]
+    pub const NONE: Rewrites = Rewrites {
+        gather: false,
+        int8_matmul: false,
+    };
+}
+
+/// The ONNX Runtime operator set `DynamicQuantizeMatMul` belongs to.
+const MICROSOFT: &str = "com.microsoft";
+
+/// Applies `rewrites` to the model. Returns the new model's bytes, or `None` when nothing
+/// matched or the model is one the rewrites leave alone (see the module doc).
+pub fn rewrite(model: &[u8], rewrites: Rewrites) -> Result<Option<Vec<u8>>, GraphError> {
     let mut model = proto::ModelProto::decode(model)?;
     // Fields of a newer format would be lost in the round trip.
     if model.ir_version() > proto::Version::IrVersion as i64 {
@@ -68,92 +97,249 @@ pub fn gather_before_dequantizing(model: &[u8]) -> Result<Option<Vec<u8>>, Graph
     {
         return Ok(None);
     }
-
-    let initializers: HashMap<&str, &TensorProto> =
-        graph.initializer.iter().map(|t| (t.name(), t)).collect();
-    let producer: HashMap<&str, usize> = graph
-        .node
-        .iter()
-        .enumerate()
-        .flat_map(|(i, n)| n.output.iter().map(move |o| (o.as_str(), i)))
-        .collect();
-    let mut consumers: HashMap<&str, usize> = HashMap::new();
-    for name in graph.node.iter().flat_map(|n| n.input.iter()) {
-        *consumers.entry(name.as_str()).or_default() += 1;
-    }
-    for output in &graph.output {
-        *consumers.entry(output.name()).or_default() += 1;
-    }
-
-    let mut matches = Vec::new();
-    for (g, gather) in graph.node.iter().enumerate() {
-        if !is_op(gather, "Gather") || int_attribute(gather, "axis").unwrap_or(0) != 0 {
-            continue;
-        }
-        let ([table, _ids], [_output]) = (gather.input.as_slice(), gather.output.as_slice()) else {
-            continue;
-        };
-        let Some(&m) = producer.get(table.as_str()) else {
-            continue;
-        };
-        let mul = &graph.node[m];
-        if !is_op(mul, "Mul") || consumers.get(table.as_str()) != Some(&1) {
-            continue;
-        }
-        let [a, b] = mul.input.as_slice() else {
-            continue;
-        };
-        let found = [(a, b), (b, a)].into_iter().find_map(|(cast_out, scale)| {
-            let c = *producer.get(cast_out.as_str())?;
-            let cast = &graph.node[c];
-            let quantized = initializers.get(cast.input.first()?.as_str())?;
-            let scale = initializers.get(scale.as_str())?;
-            let int8 = [tensor_proto::DataType::Int8, tensor_proto::DataType::Uint8]
-                .map(|t| t as i32)
-                .contains(&quantized.data_type());
-            let rows = *quantized.dims.first()?;
-            let per_row = match scale.dims.as_slice() {
-                [] | [1] => false,
-                [r, 1] if *r == rows => true,
-                _ => return None,
-            };
-            (is_op(cast, "Cast")
-                && int8
-                && quantized.dims.len() == 2
-                && consumers.get(cast_out.as_str()) == Some(&1))
-            .then(|| (c, scale.name().to_string(), per_row))
+    let gathered = rewrites.gather && gather_before_dequantizing(graph);
+    let multiplied = rewrites.int8_matmul && multiply_in_int8(graph);
+    if multiplied && !model.opset_import.iter().any(|o| o.domain() == MICROSOFT) {
+        model.opset_import.push(proto::OperatorSetIdProto {
+            domain: Some(MICROSOFT.into()),
+            version: Some(1),
         });
-        if let Some((cast, scale, per_row)) = found {
-            let table = graph.node[cast].input[0].clone();
-            matches.push(Match {
-                gather: g,
-                cast,
-                mul: m,
-                table,
-                scale,
-                per_row,
-            });
+    }
+    Ok((gathered || multiplied).then(|| model.encode_to_vec()))
+}
+
+/// Graph inputs and outputs by name: which node makes each value, and how many read it.
+struct Uses<'g> {
+    producer: HashMap<&'g str, usize>,
+    consumers: HashMap<&'g str, usize>,
+}
+
+impl<'g> Uses<'g> {
+    fn of(graph: &'g GraphProto) -> Self {
+        let producer = graph
+            .node
+            .iter()
+            .enumerate()
+            .flat_map(|(i, n)| n.output.iter().map(move |o| (o.as_str(), i)))
+            .collect();
+        let mut consumers: HashMap<&str, usize> = HashMap::new();
+        for name in graph.node.iter().flat_map(|n| n.input.iter()) {
+            *consumers.entry(name.as_str()).or_default() += 1;
+        }
+        for output in &graph.output {
+            *consumers.entry(output.name()).or_default() += 1;
+        }
+        Uses {
+            producer,
+            consumers,
         }
     }
-    if matches.is_empty() {
-        return Ok(None);
+
+    fn read_once(&self, value: &str) -> bool {
+        self.consumers.get(value) == Some(&1)
     }
-    let taken: HashSet<&str> = graph
+}
+
+/// Every name a node, value or initializer of `graph` has.
+fn taken_names(graph: &GraphProto) -> HashSet<&str> {
+    graph
         .node
         .iter()
         .flat_map(|n| n.output.iter().map(String::as_str).chain(n.name.as_deref()))
         .chain(graph.initializer.iter().map(|t| t.name()))
         .chain(graph.input.iter().map(|v| v.name()))
+        .collect()
+}
+
+/// `Mul(Cast(int8 or uint8 initializer of two dimensions), float initializer)`, in either
+/// order, made by node `mul`: the `Cast` node, the quantized initializer and the scale's.
+fn dequantized<'g>(
+    graph: &'g GraphProto,
+    uses: &Uses<'_>,
+    initializers: &HashMap<&str, &'g TensorProto>,
+    mul: usize,
+) -> Option<(usize, &'g TensorProto, &'g TensorProto)> {
+    let node = &graph.node[mul];
+    let [a, b] = node.input.as_slice() else {
+        return None;
+    };
+    if !is_op(node, "Mul") {
+        return None;
+    }
+    [(a, b), (b, a)].into_iter().find_map(|(cast_out, scale)| {
+        let c = *uses.producer.get(cast_out.as_str())?;
+        let cast = &graph.node[c];
+        let quantized = *initializers.get(cast.input.first()?.as_str())?;
+        let scale = *initializers.get(scale.as_str())?;
+        let int8 = [tensor_proto::DataType::Int8, tensor_proto::DataType::Uint8]
+            .map(|t| t as i32)
+            .contains(&quantized.data_type());
+        (is_op(cast, "Cast")
+            && int8
+            && quantized.dims.len() == 2
+            && scale.data_type() == tensor_proto::DataType::Float as i32
+            && uses.read_once(cast_out))
+        .then_some((c, quantized, scale))
+    })
+}
+
+/// Rewrites every `MatMul(x, Mul(Cast(int8 weight [k, n]), scale))` whose scale is one per
+/// column (`[1, n]`, `[n]`) or one for all into `DynamicQuantizeMatMul(x, weight, scale)`,
+/// dropping the `Cast` and `Mul` when nothing else reads them. True when one was rewritten.
+fn multiply_in_int8(graph: &mut GraphProto) -> bool {
+    // (matmul, mul, cast, the weight's name, the scale's name, the scale's columns when [1, n])
+    let mut matches = Vec::new();
+    {
+        let initializers: HashMap<&str, &TensorProto> =
+            graph.initializer.iter().map(|t| (t.name(), t)).collect();
+        let uses = Uses::of(graph);
+        let taken = taken_names(graph);
+        for (i, matmul) in graph.node.iter().enumerate() {
+            let [_, weight] = matmul.input.as_slice() else {
+                continue;
+            };
+            if !is_op(matmul, "MatMul") {
+                continue;
+            }
+            let Some(&mul) = uses.producer.get(weight.as_str()) else {
+                continue;
+            };
+            let Some((cast, quantized, scale)) = dequantized(graph, &uses, &initializers, mul)
+            else {
+                continue;
+            };
+            let columns = quantized.dims[1];
+            let reshaped = match scale.dims.as_slice() {
+                [] | [1] => None,
+                [c] if *c == columns => None,
+                [1, c] if *c == columns => Some(columns),
+                _ => continue,
+            };
+            if reshaped.is_some() && taken.contains(column_scales(scale.name()).as_str()) {
+                continue;
+            }
+            let mul_once = uses.read_once(weight);
+            matches.push((
+                i,
+                mul_once.then_some(mul),
+                mul_once.then_some(cast),
+                quantized.name().to_string(),
+                scale.name().to_string(),
+                reshaped,
+            ));
+        }
+    }
+    if matches.is_empty() {
+        return false;
+    }
+    let mut removed = vec![false; graph.node.len()];
+    let mut dropped_values = Vec::new();
+    // In the order first needed, so the same model gives the same bytes (the cache's key).
+    let mut added: Vec<TensorProto> = Vec::new();
+    for (i, mul, cast, weight, scale, reshaped) in matches {
+        let scale = match reshaped {
+            Some(columns) => {
+                let name = column_scales(&scale);
+                if !added.iter().any(|t| t.name() == name) {
+                    let Some(tensor) = graph.initializer.iter().find(|t| t.name() == scale) else {
+                        continue;
+                    };
+                    let mut tensor = tensor.clone();
+                    tensor.name = Some(name.clone());
+                    tensor.dims = vec![columns];
+                    added.push(tensor);
+                }
+                name
+            }
+            None => scale,
+        };
+        for node in [mul, cast].into_iter().flatten() {
+            removed[node] = true;
+            dropped_values.push(graph.node[node].output[0].clone());
+        }
+        let matmul = &mut graph.node[i];
+        matmul.op_type = Some("DynamicQuantizeMatMul".into());
+        matmul.domain = Some(MICROSOFT.into());
+        matmul.input = vec![matmul.input[0].clone(), weight, scale];
+    }
+    graph.initializer.extend(added);
+    let old = std::mem::take(&mut graph.node);
+    graph.node = old
+        .into_iter()
+        .zip(removed)
+        .filter_map(|(node, removed)| (!removed).then_some(node))
         .collect();
-    let new_name = |output: &str, what: &str| format!("{output}/wayfinder/{what}");
-    let clashes = matches.iter().any(|m| {
-        let output = &graph.node[m.gather].output[0];
-        ["rows", "float_rows", "row_scales"]
-            .iter()
-            .any(|what| taken.contains(new_name(output, what).as_str()))
-    });
-    if clashes {
-        return Ok(None);
+    // What only the dropped nodes read is dropped too; ONNX Runtime warns of unread initializers.
+    let read: HashSet<&str> = graph
+        .node
+        .iter()
+        .flat_map(|n| n.input.iter().map(String::as_str))
+        .chain(graph.output.iter().map(|o| o.name()))
+        .collect();
+    graph.initializer.retain(|t| read.contains(t.name()));
+    graph
+        .value_info
+        .retain(|v| !dropped_values.iter().any(|d| d == v.name()));
+    true
+}
+
+fn column_scales(scale: &str) -> String {
+    format!("{scale}/wayfinder/columns")
+}
+
+/// Rewrites every `Gather(Mul(Cast(int8 table), per-row or single scale), ids)` on axis 0 into
+/// `Mul(Cast(Gather(table, ids)), Gather(scale, ids))`. True when one was rewritten.
+fn gather_before_dequantizing(graph: &mut GraphProto) -> bool {
+    let mut matches = Vec::new();
+    {
+        let initializers: HashMap<&str, &TensorProto> =
+            graph.initializer.iter().map(|t| (t.name(), t)).collect();
+        let uses = Uses::of(graph);
+        for (g, gather) in graph.node.iter().enumerate() {
+            if !is_op(gather, "Gather") || int_attribute(gather, "axis").unwrap_or(0) != 0 {
+                continue;
+            }
+            let ([table, _ids], [_output]) = (gather.input.as_slice(), gather.output.as_slice())
+            else {
+                continue;
+            };
+            let Some(&mul) = uses.producer.get(table.as_str()) else {
+                continue;
+            };
+            if !uses.read_once(table) {
+                continue;
+            }
+            let Some((cast, quantized, scale)) = dequantized(graph, &uses, &initializers, mul)
+            else {
+                continue;
+            };
+            let per_row = match scale.dims.as_slice() {
+                [] | [1] => false,
+                [r, 1] if *r == quantized.dims[0] => true,
+                _ => continue,
+            };
+            matches.push(Match {
+                gather: g,
+                cast,
+                mul,
+                table: quantized.name().to_string(),
+                scale: scale.name().to_string(),
+                per_row,
+            });
+        }
+        if matches.is_empty() {
+            return false;
+        }
+        let taken = taken_names(graph);
+        let clashes = matches.iter().any(|m| {
+            let output = &graph.node[m.gather].output[0];
+            ["rows", "float_rows", "row_scales"]
+                .iter()
+                .any(|what| taken.contains(new_name(output, what).as_str()))
+        });
+        if clashes {
+            return false;
+        }
     }
 
     let mut removed = vec![false; graph.node.len()];
@@ -218,7 +404,11 @@ pub fn gather_before_dequantizing(model: &[u8]) -> Result<Option<Vec<u8>>, Graph
     graph
         .value_info
         .retain(|v| !dropped_values.iter().any(|d| d == v.name()));
-    Ok(Some(model.encode_to_vec()))
+    true
+}
+
+fn new_name(output: &str, what: &str) -> String {
+    format!("{output}/wayfinder/{what}")
 }
 
 fn is_op(node: &NodeProto, op: &str) -> bool {
@@ -297,6 +487,23 @@ mod tests {
         .encode_to_vec()
     }
 
+    /// `y = x · (Cast(q) * s)`, with the dequantized weight also read by `readers - 1` more nodes.
+    fn matmul(scale_dims: &[i64], readers: usize) -> Vec<u8> {
+        let mut bytes = model(scale_dims, 0);
+        let mut model = ModelProto::decode(&bytes[..]).unwrap();
+        let graph = model.graph.as_mut().unwrap();
+        graph
+            .node
+            .push(node("MatMul", "mm", ["x".into(), "w".into()], "y", vec![]));
+        for i in 1..readers {
+            graph
+                .node
+                .push(node("Relu", "r", ["w".into()], &format!("r{i}"), vec![]));
+        }
+        bytes.clear();
+        model.encode_to_vec()
+    }
+
     fn ops(bytes: &[u8]) -> Vec<(String, Vec<String>)> {
         let model = ModelProto::decode(bytes).unwrap();
         model
@@ -310,7 +517,7 @@ mod tests {
 
     #[test]
     fn gathers_int8_rows_and_their_scales() {
-        let rewritten = gather_before_dequantizing(&model(&[10, 1], 1))
+        let rewritten = rewrite(&model(&[10, 1], 1), Rewrites::ALL)
             .unwrap()
             .unwrap();
         let ops = ops(&rewritten);
@@ -322,7 +529,7 @@ mod tests {
 
     #[test]
     fn a_single_scale_is_not_gathered() {
-        let rewritten = gather_before_dequantizing(&model(&[], 1)).unwrap().unwrap();
+        let rewritten = rewrite(&model(&[], 1), Rewrites::ALL).unwrap().unwrap();
         let ops = ops(&rewritten);
         assert_eq!(
             ops.iter().map(|(op, _)| op.as_str()).collect::<Vec<_>>(),
@@ -333,16 +540,65 @@ mod tests {
 
     #[test]
     fn a_table_used_twice_or_scaled_by_column_is_left_alone() {
-        assert!(gather_before_dequantizing(&model(&[10, 1], 2))
+        assert!(rewrite(&model(&[10, 1], 2), Rewrites::ALL)
             .unwrap()
             .is_none());
-        assert!(gather_before_dequantizing(&model(&[1, 4], 1))
+        assert!(rewrite(&model(&[1, 4], 1), Rewrites::ALL)
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn a_matmul_by_a_weight_scaled_per_column_multiplies_in_int8() {
+        let rewritten = rewrite(&matmul(&[1, 4], 1), Rewrites::ALL)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            ops(&rewritten),
+            [(
+                "DynamicQuantizeMatMul".to_string(),
+                vec!["x".into(), "q".into(), "s/wayfinder/columns".into()]
+            )]
+        );
+        let model = ModelProto::decode(&rewritten[..]).unwrap();
+        assert!(model
+            .opset_import
+            .iter()
+            .any(|o| o.domain() == MICROSOFT && o.version() == 1));
+        let graph = model.graph.unwrap();
+        let initializers: Vec<(&str, &[i64])> = graph
+            .initializer
+            .iter()
+            .map(|t| (t.name(), t.dims.as_slice()))
+            .collect();
+        assert_eq!(
+            initializers,
+            [("q", &[10, 4][..]), ("s/wayfinder/columns", &[4][..])]
+        );
+        // Only the multiplication is asked for: the gather is not.
+        let only = Rewrites {
+            gather: false,
+            int8_matmul: true,
+        };
+        assert!(rewrite(&model_bytes_gathering(), only).unwrap().is_none());
+    }
+
+    fn model_bytes_gathering() -> Vec<u8> {
+        model(&[10, 1], 1)
+    }
+
+    #[test]
+    fn a_dequantized_weight_read_elsewhere_stays_and_a_row_scale_is_left_alone() {
+        let rewritten = rewrite(&matmul(&[], 2), Rewrites::ALL).unwrap().unwrap();
+        let names: Vec<String> = ops(&rewritten).into_iter().map(|(op, _)| op).collect();
+        assert_eq!(names, ["Cast", "Mul", "DynamicQuantizeMatMul", "Relu"]);
+        assert!(rewrite(&matmul(&[10, 1], 1), Rewrites::ALL)
             .unwrap()
             .is_none());
     }
 
     #[test]
     fn bytes_that_are_not_a_model_are_an_error() {
-        assert!(gather_before_dequantizing(b"\xff\xff\xff").is_err());
+        assert!(rewrite(b"\xff\xff\xff", Rewrites::ALL).is_err());
     }
 }
