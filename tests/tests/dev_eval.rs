@@ -39,13 +39,13 @@ fn assert_at_least(what: &str, metrics: &Metrics, floors: [f64; 4]) {
 fn the_dev_sets_keep_their_figures() {
     // Each set has 52-54 questions: one question is 0.019 of recall. The figures with the
     // fitted ranker (issue 53; the dev sets are among the schemas it was fitted on) (R@1, R@5,
-    // R@10, MRR@10): github 0.500 0.759 0.796 0.607, saleor 0.566 0.811 0.906 0.686, spotify
-    // 0.481 0.808 0.865 0.609; pooled 0.516 0.792 0.855 0.634. Each floor is two questions
+    // R@10, MRR@10): github 0.519 0.722 0.815 0.612, saleor 0.623 0.849 0.887 0.712, spotify
+    // 0.577 0.846 0.904 0.686; pooled 0.572 0.805 0.868 0.669. Each floor is two questions
     // below.
     let floors: BTreeMap<&str, [f64; 4]> = BTreeMap::from([
-        ("github", [0.46, 0.72, 0.75, 0.57]),
-        ("saleor", [0.52, 0.77, 0.86, 0.65]),
-        ("spotify-supergraph", [0.44, 0.76, 0.82, 0.57]),
+        ("github", [0.48, 0.68, 0.77, 0.57]),
+        ("saleor", [0.58, 0.81, 0.85, 0.67]),
+        ("spotify-supergraph", [0.54, 0.80, 0.86, 0.65]),
     ]);
     let mut pooled = Vec::new();
     for (set, floors) in &floors {
@@ -57,8 +57,8 @@ fn the_dev_sets_keep_their_figures() {
     let pooled = score(pooled);
     println!("pooled: {:?}", pooled.overall);
     // Pooled over 159 questions, one is 0.006 of recall: the floors are two questions below
-    // (R@5 126 of 159 now, 123 pass; R@10 136, 134 pass).
-    assert_at_least("pooled", &pooled.overall, [0.50, 0.77, 0.84, 0.62]);
+    // (R@5 128 of 159 now, 126 pass; R@10 138, 136 pass).
+    assert_at_least("pooled", &pooled.overall, [0.55, 0.79, 0.85, 0.65]);
     // Issue 6: each kind's recall@10, pooled, at least 0.70.
     for (kind, metrics) in &pooled.by_kind {
         println!("{kind}: {metrics:?}");

@@ -214,8 +214,9 @@ impl Engine {
             params.validate()?;
         }
         let workers = config.worker_threads();
-        let loaded = model_key(&config.model)
-            .and_then(|key| Embedder::load(&config.model, 1).map(|embedder| (key, embedder)));
+        let loaded = model_key(&config.model).and_then(|key| {
+            Embedder::load_for_questions(&config.model).map(|embedder| (key, embedder))
+        });
         let loaded_key = loaded.as_ref().map_or(0, |(key, _)| *key);
         let (query, vectors_setup, model_error, cache_warning) = match loaded {
             Ok((key, embedder)) => {

@@ -159,7 +159,8 @@ impl SearchPool {
         let span = tracing::Span::current();
         let (result, session) = self.threads.install(move || {
             let _entered = span.enter();
-            let mut session = session.map_or_else(|| Embedder::load(&shared.model, 1), Ok);
+            let mut session =
+                session.map_or_else(|| Embedder::load_for_questions(&shared.model), Ok);
             let result = search(session.as_mut().map_err(|e| e.clone()));
             (result, session.ok())
         });

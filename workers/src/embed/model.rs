@@ -230,10 +230,6 @@ pub fn model_key(config: &ModelConfig) -> Result<u64, EmbedError> {
         })?;
         hasher.update(&bytes);
     }
-    // The graph a session runs, when rewritten: the int8 multiplication moves the vectors.
-    if let Some(rewritten) = rewritten_model(&config.onnx, Rewrites::ALL) {
-        hasher.update(&rewritten);
-    }
     let pooling = match config.pooling {
         Pooling::Mean => 0u8,
         Pooling::Cls => 1,
@@ -259,6 +255,8 @@ pub struct Embedder {
     /// By token id: whether the token starts a content word (a word-piece that begins a word
     /// with a letter or digit and is not a stop word of the lexical index).
     content: Vec<bool>,
+    /// Queries are embedded one per call: the graph quantizes its activations over the batch.
+    one_at_a_time: bool,
 }
 
 /// A text's sentence vector and its content tokens.
@@ -270,7 +268,14 @@ pub struct Embedding {
 impl Embedder {
     /// Loads the model with `threads` intra-op threads.
     pub fn load(config: &ModelConfig, threads: usize) -> Result<Self, EmbedError> {
-        Self::open(config, threads, Rewrites::ALL)
+        Self::open(config, threads, Rewrites::DOCUMENTS)
+    }
+
+    /// Loads the model to embed questions ([`Embedder::embed_queries`]) on one thread: a
+    /// weight-only int8 model multiplies in int8 ([`Rewrites::QUESTIONS`]), in half the time,
+    /// and embeds each question alone, so its vector does not depend on what else was asked.
+    pub fn load_for_questions(config: &ModelConfig) -> Result<Self, EmbedError> {
+        Self::open(config, 1, Rewrites::QUESTIONS)
     }
 
     /// [`Embedder::load`], with these of the graph rewrites ([`onnx_graph`]).
@@ -299,12 +304,18 @@ impl Embedder {
             .map_err(|e| model_error(e.to_string()))?
             .with_intra_threads(threads.max(1))
             .map_err(|e| model_error(e.to_string()))?;
-        // A rewritten graph that does not load is an error, not the file as it is: the vector
-        // cache is keyed by the rewritten graph, whose vectors differ a little from the file's.
-        let session = match rewritten {
-            Some(bytes) => builder
+        let from_memory = rewritten.and_then(|bytes| {
+            builder
                 .commit_from_memory(&bytes)
-                .map_err(|e| model_error(format!("its rewritten graph does not load: {e}")))?,
+                .inspect_err(|e| {
+                    tracing::warn!(model = %config.onnx.display(), error = %e,
+                        "the rewritten model did not load; loading the file as it is");
+                })
+                .ok()
+        });
+        let one_at_a_time = from_memory.is_some() && rewrites.int8_matmul;
+        let session = match from_memory {
+            Some(session) => session,
             None => builder
                 .commit_from_file(&config.onnx)
                 .map_err(|e| model_error(e.to_string()))?,
@@ -356,6 +367,7 @@ impl Embedder {
             takes_token_types,
             onnx: config.onnx.clone(),
             content,
+            one_at_a_time,
         };
         // One call proves the model runs and has the configured width before any document
         // depends on it (it passes the gate itself).
@@ -392,17 +404,25 @@ impl Embedder {
         self.embed_tokens_after(texts, 0)
     }
 
-    /// Search queries' vectors and content tokens, in order, in one batch. Models trained with
-    /// a query prefix (e5's `query: `, bge's instruction) embed each query after it; the
-    /// prefix's own words are left out of the content tokens, so token evidence matches only
-    /// what the query says.
+    /// Search queries' vectors and content tokens, in order: in one batch, or one call each
+    /// for a session loaded [`Embedder::load_for_questions`] that multiplies in int8. Models
+    /// trained with a query prefix (e5's `query: `, bge's instruction) embed each query after
+    /// it; the prefix's own words are left out of the content tokens, so token evidence matches
+    /// only what the query says.
     pub fn embed_queries(&mut self, queries: &[&str]) -> Result<Vec<Embedding>, EmbedError> {
         let texts: Vec<String> = queries
             .iter()
             .map(|query| format!("{}{query}", self.query_prefix))
             .collect();
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        self.embed_tokens_after(&texts, self.query_prefix_tokens)
+        if !self.one_at_a_time {
+            return self.embed_tokens_after(&texts, self.query_prefix_tokens);
+        }
+        let mut embeddings = Vec::with_capacity(texts.len());
+        for text in texts {
+            embeddings.extend(self.embed_tokens_after(&[text], self.query_prefix_tokens)?);
+        }
+        Ok(embeddings)
     }
 
     /// [`Embedder::embed_with_tokens`], leaving out of the content tokens the `skip` tokens
@@ -556,39 +576,43 @@ mod tests {
             "renew a library loan",
             "Pagination cursor ß 東京 🙂",
         ];
-        let embed = |rewrites| {
-            Embedder::open(&config, 1, rewrites)
-                .unwrap()
-                .embed_with_tokens(&texts)
-                .unwrap()
-        };
-        let as_is = embed(Rewrites::NONE);
-        // Gathering int8 rows: the same vectors to the bit.
-        let gathered = embed(Rewrites {
-            gather: true,
-            int8_matmul: false,
-        });
+        let as_is = Embedder::open(&config, 1, Rewrites::NONE)
+            .unwrap()
+            .embed_with_tokens(&texts)
+            .unwrap();
+        // A documents' session: the same vectors to the bit.
+        let documents = Embedder::load(&config, 1)
+            .unwrap()
+            .embed_with_tokens(&texts)
+            .unwrap();
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        for (a, b) in gathered.iter().zip(&as_is) {
+        for (a, b) in documents.iter().zip(&as_is) {
             assert_eq!(bits(&a.vector), bits(&b.vector));
             assert_eq!(a.tokens, b.tokens);
         }
-        // Multiplying in int8: the vectors move a little, the texts' order of likeness stays.
-        let multiplied = embed(Rewrites::ALL);
-        assert_eq!(multiplied.len(), as_is.len());
-        for (a, b) in multiplied.iter().zip(&as_is) {
+        // A questions' session multiplies in int8: the vectors move a little, the texts' order
+        // of likeness stays, and a question's vector is the same asked alone or with others.
+        let mut questions = Embedder::load_for_questions(&config).unwrap();
+        assert!(questions.one_at_a_time);
+        let together = questions.embed_queries(&texts).unwrap();
+        for (i, (a, b)) in together.iter().zip(&as_is).enumerate() {
             let cos = crate::embed::math::dot(&a.vector, &b.vector);
             assert!(cos > 0.98, "cosine {cos} to the file's vector");
             assert_eq!(a.tokens.len(), b.tokens.len());
+            let alone = questions.embed_queries(&texts[i..=i]).unwrap();
+            assert_eq!(bits(&alone[0].vector), bits(&a.vector));
         }
         let likeness = |e: &[Embedding]| crate::embed::math::dot(&e[0].vector, &e[1].vector);
-        assert!((likeness(&multiplied) - likeness(&as_is)).abs() < 0.03);
+        assert!((likeness(&together) - likeness(&as_is)).abs() < 0.03);
         let bytes = std::fs::read(&config.onnx).unwrap();
-        let rewritten = onnx_graph::rewrite(&bytes, Rewrites::ALL).unwrap().unwrap();
+        let rewritten = onnx_graph::rewrite(&bytes, Rewrites::QUESTIONS)
+            .unwrap()
+            .unwrap();
         assert!(rewritten.len() < bytes.len() + (1 << 20));
-        // The vector cache is keyed by these bytes.
         assert_eq!(
-            onnx_graph::rewrite(&bytes, Rewrites::ALL).unwrap().unwrap(),
+            onnx_graph::rewrite(&bytes, Rewrites::QUESTIONS)
+                .unwrap()
+                .unwrap(),
             rewritten
         );
     }

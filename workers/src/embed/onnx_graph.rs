@@ -1,21 +1,24 @@
 //! Model graph rewrites applied before ONNX Runtime loads a model, to cut what a session holds
-//! and what embedding a text costs.
+//! and what embedding a question costs.
 //!
 //! Weight-only int8 models (the default all-MiniLM-L6-v2 among them) store each weight as int8
 //! rows and a float scale, made float by `Cast` and `Mul` nodes. ONNX Runtime folds those
 //! constants at load, so a session holds every weight as float and every text reads them all as
 //! float: 4 bytes a weight where the file has one. Two rewrites keep them int8:
 //!
-//! - [`Rewrites::gather`]: a token-embedding table's `Gather` moves in front of the `Cast` and
-//!   `Mul`, so the rows a text needs are gathered as int8 and only they are made float (the
-//!   table is 30,522 x 384 floats, 45 MB, of which a question reads a dozen rows). Each value is
-//!   the same float product as before: the vectors are the same to the bit.
-//! - [`Rewrites::int8_matmul`]: a `MatMul` by such a weight, scaled per column, becomes ONNX
-//!   Runtime's `DynamicQuantizeMatMul` over the int8 weight as it is: the activations are
-//!   quantized to 8 bits per call and multiplied in integers. Embedding a question takes half
-//!   the time (the float weights no longer stream through the cache), a session holds a quarter
-//!   of the bytes, and the vectors move a little (cosine ~0.99 to the float graph's), so the
-//!   vector cache keys the rewritten graph apart ([`crate::embed::model_key`]).
+//! - [`Rewrites::gather`], for every session: a token-embedding table's `Gather` moves in front
+//!   of the `Cast` and `Mul`, so the rows a text needs are gathered as int8 and only they are
+//!   made float (the table is 30,522 x 384 floats, 45 MB, of which a question reads a dozen
+//!   rows). Each value is the same float product as before: the vectors are the same to the bit.
+//! - [`Rewrites::int8_matmul`], for the sessions that embed questions: a `MatMul` by such a
+//!   weight, scaled per column, becomes ONNX Runtime's `DynamicQuantizeMatMul` over the int8
+//!   weight as it is: the activations are quantized per call and multiplied in integers. A
+//!   question embeds in half the time (the float weights no longer stream through the cache) and
+//!   its vector moves a little (cosine ~0.99 to the float graph's). Not for documents: the
+//!   activations are quantized over the whole batch, so a text's vector would depend on the
+//!   texts embedded with it, and a document's vector must be the same whoever embeds it (the
+//!   cache, the fleet's Redis store, a replica that embeds one text again). A question is
+//!   embedded alone ([`crate::embed::Embedder::embed_queries`]).
 //!
 //! Flow: model bytes -> [`proto::ModelProto`] (prost) -> rewritten graph -> bytes, which the
 //! embedder hands to ONNX Runtime. A model the rewrite does not fully understand (subgraphs,
@@ -57,7 +60,13 @@ pub struct Rewrites {
 }
 
 impl Rewrites {
-    pub const ALL: Rewrites = Rewrites {
+    /// For sessions that embed documents: the same vectors as the file.
+    pub const DOCUMENTS: Rewrites = Rewrites {
+        gather: true,
+        int8_matmul: false,
+    };
+    /// For sessions that embed questions, one at a time.
+    pub const QUESTIONS: Rewrites = Rewrites {
         gather: true,
         int8_matmul: true,
     };
@@ -517,7 +526,7 @@ mod tests {
 
     #[test]
     fn gathers_int8_rows_and_their_scales() {
-        let rewritten = rewrite(&model(&[10, 1], 1), Rewrites::ALL)
+        let rewritten = rewrite(&model(&[10, 1], 1), Rewrites::QUESTIONS)
             .unwrap()
             .unwrap();
         let ops = ops(&rewritten);
@@ -529,7 +538,9 @@ mod tests {
 
     #[test]
     fn a_single_scale_is_not_gathered() {
-        let rewritten = rewrite(&model(&[], 1), Rewrites::ALL).unwrap().unwrap();
+        let rewritten = rewrite(&model(&[], 1), Rewrites::QUESTIONS)
+            .unwrap()
+            .unwrap();
         let ops = ops(&rewritten);
         assert_eq!(
             ops.iter().map(|(op, _)| op.as_str()).collect::<Vec<_>>(),
@@ -540,17 +551,17 @@ mod tests {
 
     #[test]
     fn a_table_used_twice_or_scaled_by_column_is_left_alone() {
-        assert!(rewrite(&model(&[10, 1], 2), Rewrites::ALL)
+        assert!(rewrite(&model(&[10, 1], 2), Rewrites::QUESTIONS)
             .unwrap()
             .is_none());
-        assert!(rewrite(&model(&[1, 4], 1), Rewrites::ALL)
+        assert!(rewrite(&model(&[1, 4], 1), Rewrites::QUESTIONS)
             .unwrap()
             .is_none());
     }
 
     #[test]
     fn a_matmul_by_a_weight_scaled_per_column_multiplies_in_int8() {
-        let rewritten = rewrite(&matmul(&[1, 4], 1), Rewrites::ALL)
+        let rewritten = rewrite(&matmul(&[1, 4], 1), Rewrites::QUESTIONS)
             .unwrap()
             .unwrap();
         assert_eq!(
@@ -575,30 +586,26 @@ mod tests {
             initializers,
             [("q", &[10, 4][..]), ("s/wayfinder/columns", &[4][..])]
         );
-        // Only the multiplication is asked for: the gather is not.
-        let only = Rewrites {
-            gather: false,
-            int8_matmul: true,
-        };
-        assert!(rewrite(&model_bytes_gathering(), only).unwrap().is_none());
-    }
-
-    fn model_bytes_gathering() -> Vec<u8> {
-        model(&[10, 1], 1)
+        // A documents' session does not multiply in int8.
+        assert!(rewrite(&matmul(&[1, 4], 1), Rewrites::DOCUMENTS)
+            .unwrap()
+            .is_none());
     }
 
     #[test]
     fn a_dequantized_weight_read_elsewhere_stays_and_a_row_scale_is_left_alone() {
-        let rewritten = rewrite(&matmul(&[], 2), Rewrites::ALL).unwrap().unwrap();
+        let rewritten = rewrite(&matmul(&[], 2), Rewrites::QUESTIONS)
+            .unwrap()
+            .unwrap();
         let names: Vec<String> = ops(&rewritten).into_iter().map(|(op, _)| op).collect();
         assert_eq!(names, ["Cast", "Mul", "DynamicQuantizeMatMul", "Relu"]);
-        assert!(rewrite(&matmul(&[10, 1], 1), Rewrites::ALL)
+        assert!(rewrite(&matmul(&[10, 1], 1), Rewrites::QUESTIONS)
             .unwrap()
             .is_none());
     }
 
     #[test]
     fn bytes_that_are_not_a_model_are_an_error() {
-        assert!(rewrite(b"\xff\xff\xff", Rewrites::ALL).is_err());
+        assert!(rewrite(b"\xff\xff\xff", Rewrites::QUESTIONS).is_err());
     }
 }

@@ -230,8 +230,8 @@ type Measured = fn() -> Params;
 const MEASURED: &[(u64, Measured)] = &[(DEFAULT_MODEL_KEY, Params::default)];
 
 /// The key of the default model as `scripts/setup` installs it (all-MiniLM-L6-v2, int8, mean
-/// pooling, 384 dimensions, 256 tokens), run as [`crate::embed::onnx_graph`] rewrites it.
-pub const DEFAULT_MODEL_KEY: u64 = 0x75ef_55d3_1ccf_6c30;
+/// pooling, 384 dimensions, 256 tokens).
+pub const DEFAULT_MODEL_KEY: u64 = 0x9e5e_78dd_41a8_fe3d;
 
 /// A [`Params`] the engine cannot rank with.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
