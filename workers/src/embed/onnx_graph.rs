@@ -196,7 +196,16 @@ fn dequantized<'g>(
 /// column (`[1, n]`, `[n]`) or one for all into `DynamicQuantizeMatMul(x, weight, scale)`,
 /// dropping the `Cast` and `Mul` when nothing else reads them. True when one was rewritten.
 fn multiply_in_int8(graph: &mut GraphProto) -> bool {
-    // (matmul, mul, cast, the weight's name, the scale's name, the scale's columns when [1, n])
+    /// One `MatMul` to rewrite.
+    struct Multiplication {
+        matmul: usize,
+        /// The `Mul` and `Cast` that made the weight float, when nothing else reads them.
+        dequantizing: Option<[usize; 2]>,
+        weight: String,
+        scale: String,
+        /// The scale's columns, when it is `[1, n]` and is given again as `[n]`.
+        reshaped: Option<i64>,
+    }
     let mut matches = Vec::new();
     {
         let initializers: HashMap<&str, &TensorProto> =
@@ -227,15 +236,13 @@ fn multiply_in_int8(graph: &mut GraphProto) -> bool {
             if reshaped.is_some() && taken.contains(column_scales(scale.name()).as_str()) {
                 continue;
             }
-            let mul_once = uses.read_once(weight);
-            matches.push((
-                i,
-                mul_once.then_some(mul),
-                mul_once.then_some(cast),
-                quantized.name().to_string(),
-                scale.name().to_string(),
+            matches.push(Multiplication {
+                matmul: i,
+                dequantizing: uses.read_once(weight).then_some([mul, cast]),
+                weight: quantized.name().to_string(),
+                scale: scale.name().to_string(),
                 reshaped,
-            ));
+            });
         }
     }
     if matches.is_empty() {
@@ -243,9 +250,16 @@ fn multiply_in_int8(graph: &mut GraphProto) -> bool {
     }
     let mut removed = vec![false; graph.node.len()];
     let mut dropped_values = Vec::new();
-    // In the order first needed, so the same model gives the same bytes (the cache's key).
+    // In the order first needed, so the same model gives the same graph.
     let mut added: Vec<TensorProto> = Vec::new();
-    for (i, mul, cast, weight, scale, reshaped) in matches {
+    for Multiplication {
+        matmul,
+        dequantizing,
+        weight,
+        scale,
+        reshaped,
+    } in matches
+    {
         let scale = match reshaped {
             Some(columns) => {
                 let name = column_scales(&scale);
@@ -262,11 +276,11 @@ fn multiply_in_int8(graph: &mut GraphProto) -> bool {
             }
             None => scale,
         };
-        for node in [mul, cast].into_iter().flatten() {
+        for node in dequantizing.into_iter().flatten() {
             removed[node] = true;
             dropped_values.push(graph.node[node].output[0].clone());
         }
-        let matmul = &mut graph.node[i];
+        let matmul = &mut graph.node[matmul];
         matmul.op_type = Some("DynamicQuantizeMatMul".into());
         matmul.domain = Some(MICROSOFT.into());
         matmul.input = vec![matmul.input[0].clone(), weight, scale];
