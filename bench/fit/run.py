@@ -48,6 +48,18 @@ def corpus_sets(only):
         yield name, schema, files
 
 
+def merge(files, name, out_path):
+    """Writes the questions of `files` to `out_path`, each line's `schema` set to `name`."""
+    with open(out_path, "w", encoding="utf-8") as out:
+        for path in files:
+            with open(path, encoding="utf-8") as lines:
+                for line in lines:
+                    if line.strip():
+                        question = json.loads(line)
+                        question["schema"] = name
+                        out.write(json.dumps(question) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--wayfinder", default=os.path.join(ROOT, "target", "release", "wayfinder"))
@@ -64,24 +76,13 @@ def main():
         if not os.path.exists(schema):
             sys.exit(f"run: {schema} is missing (scripts/setup fetches the corpus schemas)")
         merged = os.path.join(args.work, f"questions-{name}.jsonl")
-        with open(merged, "w", encoding="utf-8") as out:
-            for path in files:
-                with open(path, encoding="utf-8") as lines:
-                    for line in lines:
-                        if line.strip():
-                            question = json.loads(line)
-                            question["schema"] = name
-                            out.write(json.dumps(question) + "\n")
+        merge(files, name, merged)
         pairs += [schema, merged]
-        if args.pairs and os.path.exists(os.path.join(args.pairs, f"{name}.jsonl")):
-            described = os.path.join(args.work, f"pairs-{name}.jsonl")
-            with open(os.path.join(args.pairs, f"{name}.jsonl"), encoding="utf-8") as lines, \
-                    open(described, "w", encoding="utf-8") as out:
-                for line in lines:
-                    question = json.loads(line)
-                    question["schema"] = name
-                    out.write(json.dumps(question) + "\n")
-            pairs += [os.path.join(args.pairs, f"{name}.graphql"), described]
+        described = os.path.join(args.pairs or "", f"{name}.jsonl")
+        if args.pairs and os.path.exists(described):
+            merged = os.path.join(args.work, f"pairs-{name}.jsonl")
+            merge([described], name, merged)
+            pairs += [os.path.join(args.pairs, f"{name}.graphql"), merged]
     command = [args.wayfinder, "eval", *pairs,
                "--features", os.path.join(args.work, "features.jsonl"),
                "--out", os.path.join(args.work, "answers.jsonl")]

@@ -26,7 +26,7 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::embed::math::normalize;
 use tantivy::tokenizer::{Language, LowerCaser, RawTokenizer, StopWordFilter, TextAnalyzer};
 
-use crate::embed::onnx_graph::{self, Rewrites};
+use crate::embed::onnx_graph::{self, Rewrites, Rewritten};
 use crate::embed::tokens::TokenVectors;
 
 /// How token vectors become one text vector.
@@ -209,7 +209,7 @@ pub(crate) fn environment(library: &Path) -> Result<ort::environment::Environmen
 /// The model at `path` with `rewrites` ([`onnx_graph`]) applied, or `None` when none applies or
 /// the file cannot be read as ONNX here (ONNX Runtime, which reads more formats, then loads the
 /// file itself).
-fn rewritten_model(path: &Path, rewrites: Rewrites) -> Option<Vec<u8>> {
+fn rewritten_model(path: &Path, rewrites: Rewrites) -> Option<Rewritten> {
     let bytes = std::fs::read(path).ok()?;
     onnx_graph::rewrite(&bytes, rewrites)
         .inspect_err(|e| {
@@ -305,21 +305,24 @@ impl Embedder {
             .map_err(|e| model_error(e.to_string()))?
             .with_intra_threads(threads.max(1))
             .map_err(|e| model_error(e.to_string()))?;
-        let from_memory = rewritten.and_then(|bytes| {
+        let from_memory = rewritten.and_then(|rewritten| {
             builder
-                .commit_from_memory(&bytes)
+                .commit_from_memory(&rewritten.bytes)
                 .inspect_err(|e| {
                     tracing::warn!(model = %config.onnx.display(), error = %e,
                         "the rewritten model did not load; loading the file as it is");
                 })
                 .ok()
+                .map(|session| (session, rewritten.applied.int8_matmul))
         });
-        let one_at_a_time = from_memory.is_some() && rewrites.int8_matmul;
-        let session = match from_memory {
-            Some(session) => session,
-            None => builder
-                .commit_from_file(&config.onnx)
-                .map_err(|e| model_error(e.to_string()))?,
+        let (session, one_at_a_time) = match from_memory {
+            Some(loaded) => loaded,
+            None => (
+                builder
+                    .commit_from_file(&config.onnx)
+                    .map_err(|e| model_error(e.to_string()))?,
+                false,
+            ),
         };
         let input_names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
         for required in ["input_ids", "attention_mask"] {
@@ -608,7 +611,7 @@ mod tests {
         let bytes = std::fs::read(&config.onnx).unwrap();
         // The same model, the same graph: every session of a fleet runs the same numbers.
         let rewrite = || onnx_graph::rewrite(&bytes, Rewrites::QUESTIONS).unwrap();
-        assert!(rewrite().is_some());
+        assert_eq!(rewrite().map(|r| r.applied), Some(Rewrites::QUESTIONS));
         assert_eq!(rewrite(), rewrite());
     }
 }

@@ -53,7 +53,7 @@ struct Match {
 }
 
 /// Which rewrites [`rewrite`] applies.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rewrites {
     pub gather: bool,
     pub int8_matmul: bool,
@@ -80,9 +80,16 @@ impl Rewrites {
 /// The ONNX Runtime operator set `DynamicQuantizeMatMul` belongs to.
 const MICROSOFT: &str = "com.microsoft";
 
-/// Applies `rewrites` to the model. Returns the new model's bytes, or `None` when nothing
-/// matched or the model is one the rewrites leave alone (see the module doc).
-pub fn rewrite(model: &[u8], rewrites: Rewrites) -> Result<Option<Vec<u8>>, GraphError> {
+/// A model rewritten: its bytes and the rewrites that matched.
+#[derive(Debug, PartialEq)]
+pub struct Rewritten {
+    pub bytes: Vec<u8>,
+    pub applied: Rewrites,
+}
+
+/// Applies `rewrites` to the model. Returns the new model, or `None` when nothing matched or
+/// the model is one the rewrites leave alone (see the module doc).
+pub fn rewrite(model: &[u8], rewrites: Rewrites) -> Result<Option<Rewritten>, GraphError> {
     let mut model = proto::ModelProto::decode(model)?;
     // Fields of a newer format would be lost in the round trip.
     if model.ir_version() > proto::Version::IrVersion as i64 {
@@ -114,7 +121,13 @@ pub fn rewrite(model: &[u8], rewrites: Rewrites) -> Result<Option<Vec<u8>>, Grap
             version: Some(1),
         });
     }
-    Ok((gathered || multiplied).then(|| model.encode_to_vec()))
+    Ok((gathered || multiplied).then(|| Rewritten {
+        bytes: model.encode_to_vec(),
+        applied: Rewrites {
+            gather: gathered,
+            int8_matmul: multiplied,
+        },
+    }))
 }
 
 /// Graph inputs and outputs by name: which node makes each value, and how many read it.
@@ -233,7 +246,7 @@ fn multiply_in_int8(graph: &mut GraphProto) -> bool {
                 [1, c] if *c == columns => Some(columns),
                 _ => continue,
             };
-            if reshaped.is_some() && taken.contains(column_scales(scale.name()).as_str()) {
+            if reshaped.is_some() && taken.contains(new_name(scale.name(), "columns").as_str()) {
                 continue;
             }
             matches.push(Multiplication {
@@ -262,7 +275,7 @@ fn multiply_in_int8(graph: &mut GraphProto) -> bool {
     {
         let scale = match reshaped {
             Some(columns) => {
-                let name = column_scales(&scale);
+                let name = new_name(&scale, "columns");
                 if !added.iter().any(|t| t.name() == name) {
                     let Some(tensor) = graph.initializer.iter().find(|t| t.name() == scale) else {
                         continue;
@@ -304,10 +317,6 @@ fn multiply_in_int8(graph: &mut GraphProto) -> bool {
         .value_info
         .retain(|v| !dropped_values.iter().any(|d| d == v.name()));
     true
-}
-
-fn column_scales(scale: &str) -> String {
-    format!("{scale}/wayfinder/columns")
 }
 
 /// Rewrites every `Gather(Mul(Cast(int8 table), per-row or single scale), ids)` on axis 0 into
@@ -430,8 +439,9 @@ fn gather_before_dequantizing(graph: &mut GraphProto) -> bool {
     true
 }
 
-fn new_name(output: &str, what: &str) -> String {
-    format!("{output}/wayfinder/{what}")
+/// A name for what a rewrite adds beside `value`.
+fn new_name(value: &str, what: &str) -> String {
+    format!("{value}/wayfinder/{what}")
 }
 
 fn is_op(node: &NodeProto, op: &str) -> bool {
@@ -542,7 +552,8 @@ mod tests {
     fn gathers_int8_rows_and_their_scales() {
         let rewritten = rewrite(&model(&[10, 1], 1), Rewrites::QUESTIONS)
             .unwrap()
-            .unwrap();
+            .unwrap()
+            .bytes;
         let ops = ops(&rewritten);
         let names: Vec<&str> = ops.iter().map(|(op, _)| op.as_str()).collect();
         assert_eq!(names, ["Gather", "Cast", "Gather", "Mul"]);
@@ -554,7 +565,8 @@ mod tests {
     fn a_single_scale_is_not_gathered() {
         let rewritten = rewrite(&model(&[], 1), Rewrites::QUESTIONS)
             .unwrap()
-            .unwrap();
+            .unwrap()
+            .bytes;
         let ops = ops(&rewritten);
         assert_eq!(
             ops.iter().map(|(op, _)| op.as_str()).collect::<Vec<_>>(),
@@ -577,7 +589,8 @@ mod tests {
     fn a_matmul_by_a_weight_scaled_per_column_multiplies_in_int8() {
         let rewritten = rewrite(&matmul(&[1, 4], 1), Rewrites::QUESTIONS)
             .unwrap()
-            .unwrap();
+            .unwrap()
+            .bytes;
         assert_eq!(
             ops(&rewritten),
             [(
@@ -610,7 +623,8 @@ mod tests {
     fn a_dequantized_weight_read_elsewhere_stays_and_a_row_scale_is_left_alone() {
         let rewritten = rewrite(&matmul(&[], 2), Rewrites::QUESTIONS)
             .unwrap()
-            .unwrap();
+            .unwrap()
+            .bytes;
         let names: Vec<String> = ops(&rewritten).into_iter().map(|(op, _)| op).collect();
         assert_eq!(names, ["Cast", "Mul", "DynamicQuantizeMatMul", "Relu"]);
         assert!(rewrite(&matmul(&[10, 1], 1), Rewrites::QUESTIONS)
