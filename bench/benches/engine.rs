@@ -11,7 +11,9 @@
 //! the request path; `WAYFINDER_BENCH_SCHEMA=federated/spotify-showcase/supergraph.graphql` (a
 //! path under `../shared/eval/schemas`) measures it on another schema than github.
 //! `WAYFINDER_BENCH_PARAMS=FILE` ranks with the params in FILE (the shape of `index.ranking`), to
-//! compare two rankings with one binary.
+//! compare two rankings with one binary. `WAYFINDER_BENCH_MODEL=DIR` embeds with another model
+//! (`DIR/model.onnx`, `DIR/tokenizer.json`, mean pooling), `WAYFINDER_BENCH_MODEL_DIMENSION`
+//! wide (default 768), as `index.model` would.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -53,6 +55,12 @@ fn index(cache: &Path, catalog: Arc<Catalog>) -> (Engine, IndexReport, f64, Dura
     if let Ok(path) = std::env::var("WAYFINDER_BENCH_PARAMS") {
         let text = std::fs::read_to_string(&path).expect("WAYFINDER_BENCH_PARAMS is readable");
         config.ranking = Some(serde_json::from_str(&text).expect("params parse"));
+    }
+    if let Ok(dir) = std::env::var("WAYFINDER_BENCH_MODEL") {
+        let dir = Path::new(&dir);
+        config.model.onnx = dir.join("model.onnx");
+        config.model.tokenizer = dir.join("tokenizer.json");
+        config.model.dimension = runs("WAYFINDER_BENCH_MODEL_DIMENSION", 768);
     }
     let engine = Engine::start(config).expect("engine starts");
     assert!(engine.model_error().is_none(), "{:?}", engine.model_error());
@@ -308,7 +316,8 @@ fn search_latency(engine: &Engine, schema: &Catalog, name: &str) {
     }
     // The fitted ranker alone, over each question's candidates (issue 53: under 0.3 ms).
     let runtime = engine_config(None).model.runtime;
-    let ranker = Ranker::load(engine.params().ranker.as_deref(), &runtime).expect("ranker loads");
+    let ranker =
+        Ranker::load(engine.params().ranker.as_deref(), &runtime, 384).expect("ranker loads");
     let rows: Vec<_> = queries
         .iter()
         .map(|q| engine.explain(q).expect("explains").rows)

@@ -2,6 +2,7 @@
 """Fits the learned ranker on the corpus's candidates and measures it leaving one schema out.
 
     bench/fit/fit.py FEATURES [--before ANSWERS] [--out MODEL.onnx] [--model gbdt|linear]
+                     [--adapter ADAPTER.safetensors]
 
 FEATURES is what `wayfinder eval --features` wrote over the whole corpus (bench/fit/run.sh runs
 it): a line naming the features, then one line per question with its candidates and their rows.
@@ -11,7 +12,9 @@ For every schema, a model is fitted on the other schemas' questions and scores t
 schema's candidates; the figures per schema, per style and pooled are printed beside today's.
 Then one model is fitted on every schema and written to MODEL (ONNX, a ranking score per
 candidate row; the engine runs it through ONNX Runtime) with MODEL.json beside it (feature
-names, settings, the figures). Everything is seeded: the same corpus gives the same file.
+names, settings, the figures). With --adapter (bench/fit/adapter.py's all.safetensors, the
+one FEATURES were computed with), the adapter is copied beside MODEL and named in MODEL.json.
+Everything is seeded: the same corpus gives the same file.
 """
 
 import argparse
@@ -162,6 +165,7 @@ def main():
     parser.add_argument("--before", help="`wayfinder eval --out` answers of today's ranking")
     parser.add_argument("--out", help="where to write the fitted ONNX model")
     parser.add_argument("--model", choices=["gbdt", "linear"], default="gbdt")
+    parser.add_argument("--adapter", help="the question adapter the ranker ships with (written beside --out)")
     parser.add_argument("--drop", default="", help="comma-separated features left out (zeroed)")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--answers", help="write each question's left-out ranking here (top 10 and ranks found)")
@@ -285,6 +289,15 @@ def write_model(model, names, questions, args, figures):
         "model_sha256": hashlib.sha256(data).hexdigest(),
         "leave_one_schema_out": figures["pooled"],
     }
+    if args.adapter:
+        base = os.path.splitext(os.path.basename(args.out))[0]
+        name = f"{base}.adapter.safetensors"
+        with open(args.adapter, "rb") as f:
+            adapter = f.read()
+        with open(os.path.join(os.path.dirname(os.path.abspath(args.out)), name), "wb") as f:
+            f.write(adapter)
+        meta["adapter"] = name
+        meta["adapter_sha256"] = hashlib.sha256(adapter).hexdigest()
     with open(args.out + ".json", "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")

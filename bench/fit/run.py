@@ -2,7 +2,7 @@
 """Runs the whole question corpus through `wayfinder eval`, writing what the ranker is fitted on.
 
     bench/fit/run.py [--wayfinder target/release/wayfinder] [--work DIR] [--schemas a,b]
-                     [--params FILE] [-- MORE EVAL ARGUMENTS]
+                     [--params FILE] [--adapters DIR] [-- MORE EVAL ARGUMENTS]
 
 For each schema of bench/corpus/schemas.json (the dev schemas read from ../shared, the others
 fetched by scripts/setup into .wayfinder/schemas), its questions (the dev set and every file
@@ -12,6 +12,9 @@ DIR/features.jsonl (every question's candidates and feature rows, `--features`) 
 DIR/answers.jsonl (the ranking's answers, `--out`), and prints the figures per set and pooled.
 bench/fit/fit.py reads both. `--pairs DIR` adds the description pairs bench/fit/pairs.py wrote
 (each schema's copy without the drawn descriptions, and those descriptions asked against it).
+`--adapters DIR` (bench/fit/adapter.py's folds) runs each schema on its own, its features
+reading the question adapter fitted without it (`index.ranking.adapter`), and joins the files:
+what a ranker that ships with an adapter is fitted on and measured by, leaving one schema out.
 Arguments after `--` go to `wayfinder eval` as they are: another
 model, for example (`--model-onnx DIR/model.onnx --model-tokenizer DIR/tokenizer.json
 --model-dimension 768`), to fit a ranker for it.
@@ -67,11 +70,13 @@ def main():
     parser.add_argument("--schemas", default="", help="comma-separated corpus names (default: all)")
     parser.add_argument("--params", help="ranking params file for `wayfinder eval --params`")
     parser.add_argument("--pairs", help="folder of bench/fit/pairs.py's description pairs, fitting data only")
+    parser.add_argument("--adapters", help="folder of bench/fit/adapter.py's folds, one per schema")
     parser.add_argument("eval", nargs=argparse.REMAINDER, help="after `--`: more `wayfinder eval` arguments")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     only = {s for s in args.schemas.split(",") if s}
     pairs = []
+    runs = []
     for name, schema, files in corpus_sets(only):
         if not os.path.exists(schema):
             sys.exit(f"run: {schema} is missing (scripts/setup fetches the corpus schemas)")
@@ -83,11 +88,38 @@ def main():
             merged = os.path.join(args.work, f"pairs-{name}.jsonl")
             merge([described], name, merged)
             pairs += [os.path.join(args.pairs, f"{name}.graphql"), merged]
-    command = [args.wayfinder, "eval", *pairs,
-               "--features", os.path.join(args.work, "features.jsonl"),
-               "--out", os.path.join(args.work, "answers.jsonl")]
+        if args.adapters:
+            runs.append((name, pairs))
+            pairs = []
+    if not args.adapters:
+        evaluate(args, pairs, args.params, "")
+        return
+    params = {}
     if args.params:
-        command += ["--params", args.params]
+        with open(args.params, encoding="utf-8") as f:
+            params = json.load(f)
+    for name, pairs in runs:
+        fold = os.path.join(args.work, f"params-{name}.json")
+        with open(fold, "w", encoding="utf-8") as f:
+            adapter = os.path.join(os.path.abspath(args.adapters), f"{name}.safetensors")
+            json.dump({**params, "adapter": adapter}, f)
+        evaluate(args, pairs, fold, f"-{name}")
+    for kind in ("features", "answers"):
+        with open(os.path.join(args.work, f"{kind}.jsonl"), "w", encoding="utf-8") as out:
+            for i, (name, _) in enumerate(runs):
+                with open(os.path.join(args.work, f"{kind}-{name}.jsonl"), encoding="utf-8") as part:
+                    for j, line in enumerate(part):
+                        if kind == "answers" or i == 0 or j > 0:
+                            out.write(line)
+
+
+def evaluate(args, pairs, params, suffix):
+    """One `wayfinder eval` over the (schema, questions) `pairs`."""
+    command = [args.wayfinder, "eval", *pairs,
+               "--features", os.path.join(args.work, f"features{suffix}.jsonl"),
+               "--out", os.path.join(args.work, f"answers{suffix}.jsonl")]
+    if params:
+        command += ["--params", params]
     command += [a for a in args.eval if a != "--"]
     subprocess.run(command, check=True)
 

@@ -37,8 +37,9 @@ use crate::index::spellings::{Spellings, Vocabulary};
 use crate::index::thin::thin_names;
 use crate::index::vector::VectorError;
 use crate::index::visibility::Visibility;
+use crate::rank::adapter::Adapter;
 pub use crate::rank::page::SearchHit;
-use crate::rank::score::{Ranker, RankerError};
+use crate::rank::score::{read_adapter, Ranker, RankerError};
 use crate::rank::{self, features, page, Params, ParamsError, RankError};
 use crate::search_pool::{Overloaded, SearchPool, SpawnError};
 
@@ -198,6 +199,8 @@ pub struct Engine {
     params: Params,
     /// The fitted ranker, with a model (and `params.learned`).
     ranker: Option<Ranker>,
+    /// The question adapter the features read: `params.adapter`'s, else the ranker's.
+    adapter: Option<Adapter>,
     /// The fleet's shared store, when configured (and a model loaded).
     shared_store: Option<Arc<SharedStore>>,
 }
@@ -322,7 +325,13 @@ impl Engine {
             Some(_) if params.learned => Some(Ranker::load(
                 params.ranker.as_deref(),
                 &config.model.runtime,
+                config.model.dimension,
             )?),
+            _ => None,
+        };
+        let adapter = match (&params.adapter, &ranker) {
+            (Some(path), _) if query.is_some() => Some(read_adapter(path, config.model.dimension)?),
+            (None, Some(ranker)) => ranker.adapter().cloned(),
             _ => None,
         };
         let background = Background::start(
@@ -358,9 +367,13 @@ impl Engine {
                 ^ params.fingerprint()
                 ^ ranker
                     .as_ref()
-                    .map_or(0, |r| r.fingerprint().rotate_left(31)),
+                    .map_or(0, |r| r.fingerprint().rotate_left(31))
+                ^ adapter
+                    .as_ref()
+                    .map_or(0, |a| a.fingerprint().rotate_left(47)),
             params,
             ranker,
+            adapter,
             shared_store,
         })
     }
@@ -623,6 +636,7 @@ impl Engine {
             generation,
             &gathered,
             self.ranker.as_ref(),
+            self.adapter.as_ref(),
             &visibility,
             params,
         )?;
@@ -680,7 +694,13 @@ impl Engine {
             true,
             self.embed(session),
         )?;
-        let (candidates, rows) = rank::features(generation, &gathered, &visibility, &self.params)?;
+        let (candidates, rows) = rank::features(
+            generation,
+            &gathered,
+            &visibility,
+            &self.params,
+            self.adapter.as_ref(),
+        )?;
         Ok(Explained {
             coordinates: candidates
                 .iter()

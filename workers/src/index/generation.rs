@@ -326,6 +326,12 @@ impl Generation {
         let (document, shard) = self.ready_shard_of(member)?;
         Some(views_of(shard, document, query))
     }
+
+    /// `member`'s document text's similarity to `query`, when its shard has its vector.
+    pub(crate) fn text_similarity(&self, member: MemberId, query: &[f32]) -> Option<f32> {
+        let (document, shard) = self.ready_shard_of(member)?;
+        Some(dot(shard.vector(document.text_view().key)?, query))
+    }
 }
 
 /// How `document`'s views in `shard` compare with `query`: one pass over them, each vector read

@@ -132,6 +132,11 @@ pub struct Params {
     /// it. Default: the one fitted for the default model, built in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranker: Option<std::path::PathBuf>,
+    /// A question adapter fitted by bench/fit/adapter.py (safetensors), read by the features in
+    /// place of the ranker's own: to dump the features a ranker is then fitted on. Default: the
+    /// ranker's (`learned`), none with the stages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<std::path::PathBuf>,
     /// The stages that run; leave one out to switch it off. Re-ranking stages run in this
     /// order. Default: all of them (see [`Stage`]).
     pub stages: Vec<Stage>,
@@ -196,6 +201,7 @@ impl Default for Params {
         Params {
             learned: true,
             ranker: None,
+            adapter: None,
             stages: Stage::ALL.to_vec(),
             fusion: Fusion::default(),
             candidate_depth: 100,
