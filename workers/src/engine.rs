@@ -199,7 +199,7 @@ pub struct Engine {
     params: Params,
     /// The fitted ranker, with a model (and `params.learned`).
     ranker: Option<Ranker>,
-    /// The question adapter the features read: `params.adapter`'s, else the ranker's.
+    /// `params.adapter`'s question adapter, which the features read in place of the ranker's.
     adapter: Option<Adapter>,
     /// The fleet's shared store, when configured (and a model loaded).
     shared_store: Option<Arc<SharedStore>>,
@@ -329,9 +329,8 @@ impl Engine {
             )?),
             _ => None,
         };
-        let adapter = match (&params.adapter, &ranker) {
-            (Some(path), _) if query.is_some() => Some(read_adapter(path, config.model.dimension)?),
-            (None, Some(ranker)) => ranker.adapter().cloned(),
+        let adapter = match &params.adapter {
+            Some(path) if query.is_some() => Some(read_adapter(path, config.model.dimension)?),
             _ => None,
         };
         let background = Background::start(
@@ -370,6 +369,7 @@ impl Engine {
                     .map_or(0, |r| r.fingerprint().rotate_left(31))
                 ^ adapter
                     .as_ref()
+                    .or(ranker.as_ref().and_then(Ranker::adapter))
                     .map_or(0, |a| a.fingerprint().rotate_left(47)),
             params,
             ranker,
@@ -636,7 +636,7 @@ impl Engine {
             generation,
             &gathered,
             self.ranker.as_ref(),
-            self.adapter.as_ref(),
+            self.adapter(),
             &visibility,
             params,
         )?;
@@ -699,7 +699,7 @@ impl Engine {
             &gathered,
             &visibility,
             &self.params,
-            self.adapter.as_ref(),
+            self.adapter(),
         )?;
         Ok(Explained {
             coordinates: candidates
@@ -708,6 +708,13 @@ impl Engine {
                 .collect(),
             rows,
         })
+    }
+
+    /// The question adapter the features read: `params.adapter`'s, else the ranker's.
+    fn adapter(&self) -> Option<&Adapter> {
+        self.adapter
+            .as_ref()
+            .or_else(|| self.ranker.as_ref().and_then(Ranker::adapter))
     }
 
     /// How a search with a `session` embeds what it reads ([`rank::gather`]).

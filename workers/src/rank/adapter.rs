@@ -21,7 +21,7 @@ use crate::embed::math::dot;
 const TENSOR: &str = "question";
 
 /// A fitted linear map over question vectors.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Adapter {
     dimension: usize,
     /// A hash of the file, for cursors.
