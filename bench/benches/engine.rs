@@ -35,6 +35,14 @@ fn runs(variable: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// The width of `WAYFINDER_BENCH_MODEL`'s vectors, or of the default model's.
+fn model_dimension() -> usize {
+    match std::env::var_os("WAYFINDER_BENCH_MODEL") {
+        Some(_) => runs("WAYFINDER_BENCH_MODEL_DIMENSION", 768),
+        None => engine_config(None).model.dimension,
+    }
+}
+
 fn catalog(sdl: &str) -> Arc<Catalog> {
     Arc::new(
         Catalog::from_sdl(sdl, "bench.graphql", CatalogOptions::default()).expect("schema loads"),
@@ -60,7 +68,7 @@ fn index(cache: &Path, catalog: Arc<Catalog>) -> (Engine, IndexReport, f64, Dura
         let dir = Path::new(&dir);
         config.model.onnx = dir.join("model.onnx");
         config.model.tokenizer = dir.join("tokenizer.json");
-        config.model.dimension = runs("WAYFINDER_BENCH_MODEL_DIMENSION", 768);
+        config.model.dimension = model_dimension();
     }
     let engine = Engine::start(config).expect("engine starts");
     assert!(engine.model_error().is_none(), "{:?}", engine.model_error());
@@ -316,8 +324,12 @@ fn search_latency(engine: &Engine, schema: &Catalog, name: &str) {
     }
     // The fitted ranker alone, over each question's candidates (issue 53: under 0.3 ms).
     let runtime = engine_config(None).model.runtime;
-    let ranker =
-        Ranker::load(engine.params().ranker.as_deref(), &runtime, 384).expect("ranker loads");
+    let ranker = Ranker::load(
+        engine.params().ranker.as_deref(),
+        &runtime,
+        model_dimension(),
+    )
+    .expect("ranker loads");
     let rows: Vec<_> = queries
         .iter()
         .map(|q| engine.explain(q).expect("explains").rows)

@@ -199,8 +199,8 @@ pub struct Engine {
     params: Params,
     /// The fitted ranker, with a model (and `params.learned`).
     ranker: Option<Ranker>,
-    /// `params.adapter`'s question adapter, which the features read in place of the ranker's.
-    adapter: Option<Adapter>,
+    /// The question adapter the features read: `params.adapter`'s, else the ranker's.
+    adapter: Option<Arc<Adapter>>,
     /// The fleet's shared store, when configured (and a model loaded).
     shared_store: Option<Arc<SharedStore>>,
 }
@@ -330,8 +330,10 @@ impl Engine {
             _ => None,
         };
         let adapter = match &params.adapter {
-            Some(path) if query.is_some() => Some(read_adapter(path, config.model.dimension)?),
-            _ => None,
+            Some(path) if query.is_some() => {
+                Some(Arc::new(read_adapter(path, config.model.dimension)?))
+            }
+            _ => ranker.as_ref().and_then(Ranker::adapter).cloned(),
         };
         let background = Background::start(
             BACKGROUND_THREADS_PER_CORE * crate::config::available_cores(),
@@ -369,7 +371,6 @@ impl Engine {
                     .map_or(0, |r| r.fingerprint().rotate_left(31))
                 ^ adapter
                     .as_ref()
-                    .or(ranker.as_ref().and_then(Ranker::adapter))
                     .map_or(0, |a| a.fingerprint().rotate_left(47)),
             params,
             ranker,
@@ -636,7 +637,7 @@ impl Engine {
             generation,
             &gathered,
             self.ranker.as_ref(),
-            self.adapter(),
+            self.adapter.as_deref(),
             &visibility,
             params,
         )?;
@@ -699,7 +700,7 @@ impl Engine {
             &gathered,
             &visibility,
             &self.params,
-            self.adapter(),
+            self.adapter.as_deref(),
         )?;
         Ok(Explained {
             coordinates: candidates
@@ -708,13 +709,6 @@ impl Engine {
                 .collect(),
             rows,
         })
-    }
-
-    /// The question adapter the features read: `params.adapter`'s, else the ranker's.
-    fn adapter(&self) -> Option<&Adapter> {
-        self.adapter
-            .as_ref()
-            .or_else(|| self.ranker.as_ref().and_then(Ranker::adapter))
     }
 
     /// How a search with a `session` embeds what it reads ([`rank::gather`]).

@@ -186,7 +186,9 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
 
     let views: Vec<Option<ViewSimilarities>> = candidates
         .iter()
-        .map(|c| question.and_then(|q| generation.view_similarities(c.member, q)))
+        .map(|c| {
+            question.and_then(|q| generation.view_similarities(c.member, q, adapted.as_deref()))
+        })
         .collect();
     // A type among the candidates has its similarity already.
     let mut type_cos: HashMap<MemberId, f32> = candidates
@@ -406,10 +408,10 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
         );
         set(F::phrase_vec_rank, inverse(c.phrase_vector.map(|(r, _)| r)));
         set(F::phrase_vec_cos, c.phrase_vector.map_or(0.0, |(_, s)| s));
-        if let Some(adapted) = &adapted {
-            let text = generation.text_similarity(c.member, adapted);
-            set(F::adapted_text, text.unwrap_or(0.0));
-        }
+        set(
+            F::adapted_text,
+            views[i].and_then(|v| v.adapted_text).unwrap_or(0.0),
+        );
         rows.push(row);
     }
     relative(&mut rows);

@@ -79,7 +79,7 @@ pub struct Ranker {
     fingerprint: u64,
     onnx: Arc<[u8]>,
     calibration: [f32; 2],
-    adapter: Option<Adapter>,
+    adapter: Option<Arc<Adapter>>,
     runtime: PathBuf,
     sessions: Mutex<Vec<Session>>,
 }
@@ -93,14 +93,17 @@ impl std::fmt::Debug for Ranker {
     }
 }
 
+fn read(path: &Path) -> Result<Vec<u8>, RankerError> {
+    std::fs::read(path).map_err(|e| RankerError::Read {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
 /// The question adapter at `path` (bench/fit/adapter.py's safetensors file), for
 /// `dimension`-wide vectors.
 pub fn read_adapter(path: &Path, dimension: usize) -> Result<Adapter, RankerError> {
-    let bytes = std::fs::read(path).map_err(|e| RankerError::Read {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    Adapter::from_bytes(&bytes, dimension).map_err(|error| RankerError::Adapter {
+    Adapter::from_bytes(&read(path)?, dimension).map_err(|error| RankerError::Adapter {
         path: path.display().to_string(),
         error,
     })
@@ -117,12 +120,6 @@ impl Ranker {
         runtime: &Path,
         dimension: usize,
     ) -> Result<Ranker, RankerError> {
-        let read = |path: &Path| {
-            std::fs::read(path).map_err(|e| RankerError::Read {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            })
-        };
         let (onnx, meta, source_name) = match path {
             None => (
                 Arc::from(BUILT_IN),
@@ -183,7 +180,7 @@ impl Ranker {
             fingerprint: hasher.digest(),
             onnx,
             calibration: meta.calibration,
-            adapter,
+            adapter: adapter.map(Arc::new),
             runtime: runtime.to_path_buf(),
             sessions: Mutex::new(Vec::new()),
         };
@@ -193,7 +190,7 @@ impl Ranker {
     }
 
     /// The question adapter fitted with the trees, if any.
-    pub fn adapter(&self) -> Option<&Adapter> {
+    pub fn adapter(&self) -> Option<&Arc<Adapter>> {
         self.adapter.as_ref()
     }
 
