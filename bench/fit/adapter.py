@@ -7,8 +7,8 @@ such questions ask for (workers/src/rank/adapter.rs applies it).
 Reads the corpus questions bench/fit/run.py merged into DIR/questions-<schema>.jsonl, each
 schema's member documents (`wayfinder catalog --documents`) and their vectors from the vector
 cache that run made (.wayfinder/cache; a text missing there is an error: run run.py first), and
-embeds the questions with the default model through ONNX Runtime (the float graph; the engine's
-int8 question graph gives vectors within about .01 of these).
+embeds the questions with the default model through ONNX Runtime as the engine does (the same
+vectors: cosine 1.000 to the cached ones for the same text).
 
 A = I + W; W minimises, over every question, the softmax cross-entropy of its expected members
 (a task's several share the weight) among all members of its schema, each scored by
@@ -39,7 +39,7 @@ EPOCHS = 5
 BATCH = 32
 LEARNING_RATE = 1e-3
 MODEL = os.path.join(HOME, "models", "all-MiniLM-L6-v2-int8")
-# The engine's cache key of the default model (workers/src/rank/params.rs, DEFAULT_MODEL_KEY).
+# The engine's cache key of the default model file untuned (`wayfinder eval --model-tuning none`).
 MODEL_KEY = 0x9E5E78DD41A8FE3D
 
 
@@ -72,6 +72,9 @@ def embed(texts):
     import onnxruntime as ort
     from tokenizers import Tokenizer
     tokenizer = Tokenizer.from_file(os.path.join(MODEL, "tokenizer.json"))
+    # The engine tokenizes without the file's fixed padding to 128 and pools over real tokens:
+    # a mean over the padding too gives vectors about .5 cosine from the engine's.
+    tokenizer.no_padding()
     tokenizer.enable_truncation(256)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
@@ -135,20 +138,18 @@ def recall_at(items, vectors, members, w, k=5):
     return float(np.mean(hits)) if hits else 0.0
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--work", default=os.path.join(ROOT, "target", "fit"))
-    parser.add_argument("--out", default=os.path.join(ROOT, "target", "fit", "adapters"))
-    parser.add_argument("--wayfinder", default=os.path.join(ROOT, "target", "release", "wayfinder"))
-    args = parser.parse_args()
+def load_corpus(work, wayfinder):
+    """Each schema's document texts and their cached vectors, and the corpus questions with the
+    indices of the members each asks for: (texts, vectors by schema, items (question index,
+    schema, expected, style), question texts)."""
     import lmdb
     env = lmdb.open(os.path.join(HOME, "cache", "vectors.lmdb"), readonly=True, lock=False, max_dbs=8)
-    members, questions, items = {}, [], []
+    texts, members, questions, items = {}, {}, [], []
     for name, schema, _ in corpus_sets(set()):
-        coordinates, texts = documents(args.wayfinder, schema)
-        members[name] = cached_vectors(env, texts, name)
+        coordinates, texts[name] = documents(wayfinder, schema)
+        members[name] = cached_vectors(env, texts[name], name)
         place = {c: i for i, c in enumerate(coordinates)}
-        with open(os.path.join(args.work, f"questions-{name}.jsonl"), encoding="utf-8") as lines:
+        with open(os.path.join(work, f"questions-{name}.jsonl"), encoding="utf-8") as lines:
             for line in lines:
                 q = json.loads(line)
                 expected = [place[c] for c in q["expected"] if c in place]
@@ -157,6 +158,16 @@ def main():
                     items.append((len(questions), name, expected, style))
                     questions.append(q["query"])
         print(f"adapter: {name}: {len(coordinates)} members", file=sys.stderr)
+    return texts, members, items, questions
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work", default=os.path.join(ROOT, "target", "fit"))
+    parser.add_argument("--out", default=os.path.join(ROOT, "target", "fit", "adapters"))
+    parser.add_argument("--wayfinder", default=os.path.join(ROOT, "target", "release", "wayfinder"))
+    args = parser.parse_args()
+    _, members, items, questions = load_corpus(args.work, args.wayfinder)
     vectors = embed(questions)
     os.makedirs(args.out, exist_ok=True)
     zero = np.zeros((vectors.shape[1], vectors.shape[1]), np.float32)

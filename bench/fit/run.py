@@ -2,7 +2,7 @@
 """Runs the whole question corpus through `wayfinder eval`, writing what the ranker is fitted on.
 
     bench/fit/run.py [--wayfinder target/release/wayfinder] [--work DIR] [--schemas a,b]
-                     [--params FILE] [--adapters DIR] [-- MORE EVAL ARGUMENTS]
+                     [--params FILE] [--adapters DIR] [--models DIR] [-- MORE EVAL ARGUMENTS]
 
 For each schema of bench/corpus/schemas.json (the dev schemas read from ../shared, the others
 fetched by scripts/setup into .wayfinder/schemas), its questions (the dev set and every file
@@ -15,6 +15,8 @@ bench/fit/fit.py reads both. `--pairs DIR` adds the description pairs bench/fit/
 `--adapters DIR` (bench/fit/adapter.py's folds) runs each schema on its own, its features
 reading the question adapter fitted without it (`index.ranking.adapter`), and joins the files:
 what a ranker that ships with an adapter is fitted on and measured by, leaving one schema out.
+`--models DIR` (bench/fit/tune.py's folds) does the same with each schema's model tuned without
+it (DIR/<schema>/model.onnx): what a ranker for the tuned model is fitted on and measured by.
 Arguments after `--` go to `wayfinder eval` as they are: another
 model, for example (`--model-onnx DIR/model.onnx --model-tokenizer DIR/tokenizer.json
 --model-dimension 768`), to fit a ranker for it.
@@ -71,6 +73,7 @@ def main():
     parser.add_argument("--params", help="ranking params file for `wayfinder eval --params`")
     parser.add_argument("--pairs", help="folder of bench/fit/pairs.py's description pairs, fitting data only")
     parser.add_argument("--adapters", help="folder of bench/fit/adapter.py's folds, one per schema")
+    parser.add_argument("--models", help="folder of bench/fit/tune.py's folds, one model per schema")
     parser.add_argument("eval", nargs=argparse.REMAINDER, help="after `--`: more `wayfinder eval` arguments")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -88,10 +91,10 @@ def main():
             merged = os.path.join(args.work, f"pairs-{name}.jsonl")
             merge([described], name, merged)
             pairs += [os.path.join(args.pairs, f"{name}.graphql"), merged]
-        if args.adapters:
+        if args.adapters or args.models:
             runs.append((name, pairs))
             pairs = []
-    if not args.adapters:
+    if not (args.adapters or args.models):
         evaluate(args, pairs, args.params, "")
         return
     params = {}
@@ -99,11 +102,18 @@ def main():
         with open(args.params, encoding="utf-8") as f:
             params = json.load(f)
     for name, pairs in runs:
-        fold = os.path.join(args.work, f"params-{name}.json")
-        with open(fold, "w", encoding="utf-8") as f:
-            adapter = os.path.join(os.path.abspath(args.adapters), f"{name}.safetensors")
-            json.dump({**params, "adapter": adapter}, f)
-        evaluate(args, pairs, fold, f"-{name}")
+        fold = args.params
+        if args.adapters:
+            fold = os.path.join(args.work, f"params-{name}.json")
+            with open(fold, "w", encoding="utf-8") as f:
+                adapter = os.path.join(os.path.abspath(args.adapters), f"{name}.safetensors")
+                json.dump({**params, "adapter": adapter}, f)
+        model = []
+        if args.models:
+            folder = os.path.join(os.path.abspath(args.models), name)
+            model = ["--model-onnx", os.path.join(folder, "model.onnx"),
+                     "--model-tokenizer", os.path.join(folder, "tokenizer.json"), "--model-dimension", "384"]
+        evaluate(args, pairs, fold, f"-{name}", model)
     for kind in ("features", "answers"):
         with open(os.path.join(args.work, f"{kind}.jsonl"), "w", encoding="utf-8") as out:
             for i, (name, _) in enumerate(runs):
@@ -113,14 +123,14 @@ def main():
                             out.write(line)
 
 
-def evaluate(args, pairs, params, suffix):
+def evaluate(args, pairs, params, suffix, extra=()):
     """One `wayfinder eval` over the (schema, questions) `pairs`."""
     command = [args.wayfinder, "eval", *pairs,
                "--features", os.path.join(args.work, f"features{suffix}.jsonl"),
                "--out", os.path.join(args.work, f"answers{suffix}.jsonl")]
     if params:
         command += ["--params", params]
-    command += [a for a in args.eval if a != "--"]
+    command += [*extra, *(a for a in args.eval if a != "--")]
     subprocess.run(command, check=True)
 
 

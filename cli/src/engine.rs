@@ -15,7 +15,7 @@ use wayfinder_workers::engine::Explained;
 use wayfinder_workers::eval::{evaluate, read_questions, score, EvalReport, Metrics, Question};
 use wayfinder_workers::rank::features;
 use wayfinder_workers::{
-    Engine, EngineConfig, IndexReport, Params, Pooling, RedisConfig, SearchRequest,
+    Engine, EngineConfig, IndexReport, ModelTuning, Params, Pooling, RedisConfig, SearchRequest,
 };
 
 /// Where the model, runtime and cache live, and how many threads embed.
@@ -63,6 +63,17 @@ struct ModelArgs {
     /// Prepended to every query (e5/bge-style models expect one).
     #[arg(long, requires = "model_onnx")]
     model_query_prefix: Option<String>,
+    /// A tuning of the model's weights (bench/fit/tune.py) fitted for its file, or `none` for
+    /// the file as it is; by default the built-in one when the model is the default.
+    #[arg(long, value_parser = parse_tuning)]
+    model_tuning: Option<ModelTuning>,
+}
+
+fn parse_tuning(text: &str) -> Result<ModelTuning, String> {
+    Ok(match text {
+        "none" => ModelTuning::Untuned,
+        path => ModelTuning::File(path.into()),
+    })
 }
 
 fn parse_pooling(text: &str) -> Result<Pooling, String> {
@@ -90,6 +101,7 @@ impl EngineArgs {
             config.model.pooling = model.model_pooling.unwrap_or_default();
             config.model.query_prefix = model.model_query_prefix.clone().unwrap_or_default();
         }
+        config.model.tuning = model.model_tuning.clone().unwrap_or_default();
         if let Some(workers) = self.workers {
             config.workers = workers;
         }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use wayfinder_supergraph::ContractFilter;
 use wayfinder_workers::cursor::CursorSecret;
 use wayfinder_workers::{
-    Admission, EngineConfig, ModelConfig, Overload, Params, Pooling, RedisConfig,
+    Admission, EngineConfig, ModelConfig, ModelTuning, Overload, Params, Pooling, RedisConfig,
 };
 
 /// Semantic introspection (`__search` and `__definitions`) answered at the gateway.
@@ -469,6 +469,11 @@ pub struct Model {
     /// Prepended to every query (e5/bge-style models expect one).
     #[serde(default)]
     pub query_prefix: String,
+    /// A tuning of its weights fitted on a question corpus for this very file
+    /// (`bench/fit/tune.py`; docs/RANKING.md). Default: the built-in tuning when the file is
+    /// the default model's, none otherwise.
+    #[serde(default)]
+    pub tuning: Option<PathBuf>,
     /// The ONNX Runtime library (1.31 or newer). Default: the one in `home`.
     #[serde(default)]
     pub runtime: Option<PathBuf>,
@@ -724,6 +729,10 @@ impl Config {
                 dimension: model.dimension,
                 max_tokens: model.max_tokens,
                 query_prefix: model.query_prefix.clone(),
+                tuning: model
+                    .tuning
+                    .clone()
+                    .map_or(ModelTuning::BuiltIn, ModelTuning::File),
             };
         }
         config.cache_dir = match (&index.cache_dir, index.no_cache) {

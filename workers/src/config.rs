@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cursor::CursorSecret;
 use crate::embed::shared_store::RedisConfig;
-pub use crate::embed::{ModelConfig, Pooling};
+pub use crate::embed::{ModelConfig, ModelTuning, Pooling};
 use crate::rank::Params;
 
 /// Everything the engine needs besides the catalogs it is given.

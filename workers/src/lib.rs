@@ -29,7 +29,7 @@ pub mod rank;
 pub mod search_pool;
 
 pub use build::status::{IndexReport, Swap};
-pub use config::{Admission, EngineConfig, ModelConfig, Overload, Pooling};
+pub use config::{Admission, EngineConfig, ModelConfig, ModelTuning, Overload, Pooling};
 pub use embed::shared_store::{RedisConfig, RedisCounts, RedisTls};
 pub use embed::{close_runtime, EXIT_WAIT};
 pub use engine::{

@@ -26,8 +26,13 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::embed::math::normalize;
 use tantivy::tokenizer::{Language, LowerCaser, RawTokenizer, StopWordFilter, TextAnalyzer};
 
-use crate::embed::onnx_graph::{self, Rewrites, Rewritten};
+use crate::embed::onnx_graph::{self, GraphError, Rewrites, Rewritten};
 use crate::embed::tokens::TokenVectors;
+use crate::embed::tuning::{self, Tuning, TuningError};
+
+/// Tunings fitted for known model files (bench/fit/tune.py), each added to the file it names
+/// and to no other ([`ModelTuning::BuiltIn`]).
+const BUILT_IN_TUNINGS: &[&[u8]] = &[];
 
 /// How token vectors become one text vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -61,6 +66,22 @@ pub struct ModelConfig {
     /// Prepended to every query (e5/bge-style models expect one); empty for MiniLM.
     #[serde(default)]
     pub query_prefix: String,
+    /// A tuning of the model's weights fitted on the question corpus (bench/fit/tune.py).
+    #[serde(default)]
+    pub tuning: ModelTuning,
+}
+
+/// Which tuning ([`crate::embed::tuning`]) a model loads with.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelTuning {
+    /// The built-in tuning fitted for this file, if there is one; the file as it is otherwise.
+    #[default]
+    BuiltIn,
+    /// The file as it is (to measure or refit against the model untuned).
+    Untuned,
+    /// A tuning file fitted for this model file.
+    File(PathBuf),
 }
 
 fn default_max_tokens() -> usize {
@@ -80,6 +101,7 @@ impl ModelConfig {
             dimension: 384,
             max_tokens: default_max_tokens(),
             query_prefix: String::new(),
+            tuning: ModelTuning::BuiltIn,
         }
     }
 }
@@ -99,6 +121,12 @@ pub enum EmbedError {
         path: PathBuf,
         expected: usize,
         actual: usize,
+    },
+    #[error("cannot tune the model {model} with {tuning}: {error}")]
+    Tuning {
+        model: PathBuf,
+        tuning: String,
+        error: TuningError,
     },
     #[error("embedding failed: {0}")]
     Inference(String),
@@ -206,29 +234,82 @@ pub(crate) fn environment(library: &Path) -> Result<ort::environment::Environmen
     Ok(environment)
 }
 
-/// The model at `path` with `rewrites` ([`onnx_graph`]) applied, or `None` when none applies or
-/// the file cannot be read as ONNX here (ONNX Runtime, which reads more formats, then loads the
-/// file itself).
-fn rewritten_model(path: &Path, rewrites: Rewrites) -> Option<Rewritten> {
-    let bytes = std::fs::read(path).ok()?;
-    onnx_graph::rewrite(&bytes, rewrites)
-        .inspect_err(|e| {
-            tracing::debug!(model = %path.display(), error = %e, "model left as it is");
-        })
-        .ok()
-        .flatten()
+/// The tuning `config` loads its model with, given the model file's `bytes`, and a hash of the
+/// tuning's own bytes.
+fn tuning_for(config: &ModelConfig, bytes: &[u8]) -> Result<Option<(Tuning, u64)>, EmbedError> {
+    let hash = tuning::model_hash(bytes);
+    let path = match &config.tuning {
+        ModelTuning::Untuned => return Ok(None),
+        ModelTuning::BuiltIn => {
+            return Ok(BUILT_IN_TUNINGS.iter().find_map(|bytes| {
+                let tuning = Tuning::from_bytes(bytes).ok()?;
+                tuning.check_base(&hash).ok()?;
+                Some((tuning, xxhash_rust::xxh3::xxh3_64(bytes)))
+            }));
+        }
+        ModelTuning::File(path) => path,
+    };
+    let file = std::fs::read(path).map_err(|e| EmbedError::Read {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    let error = |error| EmbedError::Tuning {
+        model: config.onnx.clone(),
+        tuning: path.display().to_string(),
+        error,
+    };
+    let tuning = Tuning::from_bytes(&file).map_err(error)?;
+    tuning.check_base(&hash).map_err(error)?;
+    Ok(Some((tuning, xxhash_rust::xxh3::xxh3_64(&file))))
+}
+
+/// The model of `config`, tuned, with `rewrites` ([`onnx_graph`]) applied, or `None` when none
+/// applies or the file cannot be read as ONNX here (ONNX Runtime, which reads more formats, then
+/// loads the file itself). A tuning that cannot be applied is an error.
+fn rewritten_model(
+    config: &ModelConfig,
+    rewrites: Rewrites,
+) -> Result<Option<Rewritten>, EmbedError> {
+    let Ok(bytes) = std::fs::read(&config.onnx) else {
+        return Ok(None);
+    };
+    let tuning = tuning_for(config, &bytes)?;
+    match onnx_graph::rewrite(&bytes, rewrites, tuning.as_ref().map(|(t, _)| t)) {
+        Ok(rewritten) => Ok(rewritten),
+        Err(GraphError::Tuning(error)) => Err(EmbedError::Tuning {
+            model: config.onnx.clone(),
+            tuning: match &config.tuning {
+                ModelTuning::File(path) => path.display().to_string(),
+                _ => "the built-in tuning".into(),
+            },
+            error,
+        }),
+        Err(e) if tuning.is_some() => Err(EmbedError::Model {
+            path: config.onnx.clone(),
+            message: e.to_string(),
+        }),
+        Err(e) => {
+            tracing::debug!(model = %config.onnx.display(), error = %e, "model left as it is");
+            Ok(None)
+        }
+    }
 }
 
 /// Identifies what a vector was made by: the model file, its tokenizer and the settings that
 /// change the output. The vector cache is keyed by it.
 pub fn model_key(config: &ModelConfig) -> Result<u64, EmbedError> {
     let mut hasher = Xxh3::new();
-    for path in [&config.onnx, &config.tokenizer] {
-        let bytes = std::fs::read(path).map_err(|e| EmbedError::Read {
+    let read = |path: &PathBuf| {
+        std::fs::read(path).map_err(|e| EmbedError::Read {
             path: path.clone(),
             message: e.to_string(),
-        })?;
-        hasher.update(&bytes);
+        })
+    };
+    let model = read(&config.onnx)?;
+    hasher.update(&model);
+    hasher.update(&read(&config.tokenizer)?);
+    if let Some((_, tuning)) = tuning_for(config, &model)? {
+        hasher.update(&tuning.to_le_bytes());
     }
     let pooling = match config.pooling {
         Pooling::Mean => 0u8,
@@ -282,7 +363,7 @@ impl Embedder {
     /// [`Embedder::load`], with these of the graph rewrites ([`onnx_graph`]).
     fn open(config: &ModelConfig, threads: usize, rewrites: Rewrites) -> Result<Self, EmbedError> {
         // Outside the runtime's gate: the rewrite does not call into it, so exit need not wait.
-        let rewritten = rewritten_model(&config.onnx, rewrites);
+        let rewritten = rewritten_model(config, rewrites)?;
         let call = RuntimeCall::enter()?;
         let environment = environment(&config.runtime)?;
         let model_error = |message: String| EmbedError::Model {
@@ -305,16 +386,20 @@ impl Embedder {
             .map_err(|e| model_error(e.to_string()))?
             .with_intra_threads(threads.max(1))
             .map_err(|e| model_error(e.to_string()))?;
-        let from_memory = rewritten.and_then(|rewritten| {
-            builder
-                .commit_from_memory(&rewritten.bytes)
-                .inspect_err(|e| {
+        let tuned = rewritten.as_ref().is_some_and(|r| r.tuned);
+        let from_memory = match rewritten {
+            Some(rewritten) => match builder.commit_from_memory(&rewritten.bytes) {
+                Ok(session) => Some((session, rewritten.applied.int8_matmul)),
+                // The file as it is would give other vectors than the key says.
+                Err(e) if tuned => return Err(model_error(format!("tuned, it did not load: {e}"))),
+                Err(e) => {
                     tracing::warn!(model = %config.onnx.display(), error = %e,
                         "the rewritten model did not load; loading the file as it is");
-                })
-                .ok()
-                .map(|session| (session, rewritten.applied.int8_matmul))
-        });
+                    None
+                }
+            },
+            None => None,
+        };
         let (session, one_at_a_time) = match from_memory {
             Some(loaded) => loaded,
             None => (
@@ -569,12 +654,75 @@ pub(crate) fn stop_words() -> impl FnMut(&str) -> bool {
 mod tests {
     use super::*;
 
+    fn home() -> PathBuf {
+        std::env::var_os("WAYFINDER_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.wayfinder"))
+    }
+
+    #[test]
+    fn a_tuning_moves_the_vectors_and_one_for_another_file_is_refused() {
+        let config = ModelConfig::default_in(&home());
+        let model = std::fs::read(&config.onnx).unwrap();
+        let dir = std::env::temp_dir();
+        let file = |base: &str, name: &str| {
+            // One query projection of the default model's graph, moved by a rank-one update.
+            let pair = [
+                ("val_49_q.a", vec![384, 1], vec![1.0; 384]),
+                (
+                    "val_49_q.b",
+                    vec![1, 384],
+                    (0..384).map(|i| (i % 7) as f32 * 0.05 - 0.15).collect(),
+                ),
+            ];
+            let path = dir.join(format!(
+                "wayfinder-tuning-{}-{name}.safetensors",
+                std::process::id()
+            ));
+            std::fs::write(&path, crate::embed::tuning::tests::file(&pair, Some(base))).unwrap();
+            ModelConfig {
+                tuning: ModelTuning::File(path),
+                ..config.clone()
+            }
+        };
+        let tuned = file(&tuning::model_hash(&model), "fits");
+        let untuned = ModelConfig {
+            tuning: ModelTuning::Untuned,
+            ..config.clone()
+        };
+        let text = ["renew a library loan"];
+        let embed = |config: &ModelConfig| {
+            Embedder::load(config, 1)
+                .unwrap()
+                .embed_with_tokens(&text)
+                .unwrap()[0]
+                .vector
+                .clone()
+        };
+        let cos = crate::embed::math::dot(&embed(&tuned), &embed(&untuned));
+        assert!(
+            cos < 0.9999 && cos > 0.5,
+            "cosine {cos} of tuned to untuned"
+        );
+        assert_ne!(model_key(&tuned).unwrap(), model_key(&untuned).unwrap());
+
+        let elsewhere = file("0000000000000000", "elsewhere");
+        let refused = |e: EmbedError| {
+            matches!(e, EmbedError::Tuning { error: TuningError::OtherModel { .. }, ref tuning, .. }
+                if tuning.contains("wayfinder-tuning-"))
+        };
+        assert!(model_key(&elsewhere).is_err_and(refused));
+        assert!(Embedder::load(&elsewhere, 1).err().is_some_and(refused));
+        for config in [tuned, elsewhere] {
+            if let ModelTuning::File(path) = config.tuning {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+
     #[test]
     fn the_rewritten_graphs_give_the_files_vectors() {
-        let home = std::env::var_os("WAYFINDER_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.wayfinder"));
-        let config = ModelConfig::default_in(&home);
+        let config = ModelConfig::default_in(&home());
         let texts = [
             "Retrieve a user by their email address",
             "renew a library loan",
@@ -610,7 +758,7 @@ mod tests {
         assert!((likeness(&together) - likeness(&as_is)).abs() < 0.03);
         let bytes = std::fs::read(&config.onnx).unwrap();
         // The same model, the same graph: every session of a fleet runs the same numbers.
-        let rewrite = || onnx_graph::rewrite(&bytes, Rewrites::QUESTIONS).unwrap();
+        let rewrite = || onnx_graph::rewrite(&bytes, Rewrites::QUESTIONS, None).unwrap();
         assert_eq!(rewrite().map(|r| r.applied), Some(Rewrites::QUESTIONS));
         assert_eq!(rewrite(), rewrite());
     }

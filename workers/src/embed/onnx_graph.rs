@@ -20,10 +20,13 @@
 //!   cache, the fleet's Redis store, a replica that embeds one text again). A question is
 //!   embedded alone ([`crate::embed::Embedder::embed_queries`]).
 //!
-//! Flow: model bytes -> [`proto::ModelProto`] (prost) -> rewritten graph -> bytes, which the
-//! embedder hands to ONNX Runtime. A model the rewrite does not fully understand (subgraphs,
-//! external data, a newer IR than the vendored proto, names it would clash with) is left alone
-//! and loaded from its file as it is.
+//! Before both, a [`Tuning`] (the model's fitted low-rank update) replaces the int8 weights and
+//! scales it names with its merged ones.
+//!
+//! Flow: model bytes -> [`proto::ModelProto`] (prost) -> tuned, rewritten graph -> bytes, which
+//! the embedder hands to ONNX Runtime. A model the rewrites do not fully understand (subgraphs,
+//! external data, a newer IR than the vendored proto, names they would clash with) is left alone
+//! and loaded from its file as it is; a tuning it cannot be given is an error.
 
 #[allow(clippy::all, clippy::pedantic, rustdoc::all)]
 #[rustfmt::skip]
@@ -36,10 +39,14 @@ use prost::Message;
 use proto::attribute_proto::AttributeType;
 use proto::{tensor_proto, AttributeProto, GraphProto, NodeProto, TensorProto};
 
+use crate::embed::tuning::{Tuning, TuningError};
+
 #[derive(Debug, thiserror::Error)]
 pub enum GraphError {
     #[error("not an ONNX model: {0}")]
     Decode(#[from] prost::DecodeError),
+    #[error("its tuning: {0}")]
+    Tuning(#[from] TuningError),
 }
 
 /// One `Gather` to rewrite.
@@ -85,18 +92,28 @@ const MICROSOFT: &str = "com.microsoft";
 pub struct Rewritten {
     pub bytes: Vec<u8>,
     pub applied: Rewrites,
+    /// Whether a tuning was added.
+    pub tuned: bool,
 }
 
-/// Applies `rewrites` to the model. Returns the new model, or `None` when nothing matched or
-/// the model is one the rewrites leave alone (see the module doc).
-pub fn rewrite(model: &[u8], rewrites: Rewrites) -> Result<Option<Rewritten>, GraphError> {
+/// Applies `tuning` and `rewrites` to the model. Returns the new model, or `None` when nothing
+/// matched or the model is one the rewrites leave alone (see the module doc).
+pub fn rewrite(
+    model: &[u8],
+    rewrites: Rewrites,
+    tuning: Option<&Tuning>,
+) -> Result<Option<Rewritten>, GraphError> {
+    let unreadable = || match tuning {
+        Some(_) => Err(GraphError::Tuning(TuningError::Unreadable)),
+        None => Ok(None),
+    };
     let mut model = proto::ModelProto::decode(model)?;
     // Fields of a newer format would be lost in the round trip.
     if model.ir_version() > proto::Version::IrVersion as i64 {
-        return Ok(None);
+        return unreadable();
     }
     let Some(graph) = model.graph.as_mut() else {
-        return Ok(None);
+        return unreadable();
     };
     let external = tensor_proto::DataLocation::External as i32;
     let subgraph = [AttributeType::Graph, AttributeType::Graphs];
@@ -111,7 +128,10 @@ pub fn rewrite(model: &[u8], rewrites: Rewrites) -> Result<Option<Rewritten>, Gr
                     .is_some_and(|t| t.data_location == Some(external))
         })
     {
-        return Ok(None);
+        return unreadable();
+    }
+    if let Some(tuning) = tuning {
+        add_tuning(graph, tuning)?;
     }
     let gathered = rewrites.gather && gather_before_dequantizing(graph);
     let multiplied = rewrites.int8_matmul && multiply_in_int8(graph);
@@ -121,13 +141,74 @@ pub fn rewrite(model: &[u8], rewrites: Rewrites) -> Result<Option<Rewritten>, Gr
             version: Some(1),
         });
     }
-    Ok((gathered || multiplied).then(|| Rewritten {
-        bytes: model.encode_to_vec(),
-        applied: Rewrites {
-            gather: gathered,
-            int8_matmul: multiplied,
-        },
-    }))
+    Ok(
+        (tuning.is_some() || gathered || multiplied).then(|| Rewritten {
+            bytes: model.encode_to_vec(),
+            applied: Rewrites {
+                gather: gathered,
+                int8_matmul: multiplied,
+            },
+            tuned: tuning.is_some(),
+        }),
+    )
+}
+
+/// Replaces each int8 weight `tuning` updates, and its per-column scale, with the merged ones.
+fn add_tuning(graph: &mut GraphProto, tuning: &Tuning) -> Result<(), TuningError> {
+    // Each weight's scale, by the weight's name, where a `Mul(Cast(weight), scale)` reads them.
+    let scales: HashMap<String, String> = {
+        let initializers: HashMap<&str, &TensorProto> =
+            graph.initializer.iter().map(|t| (t.name(), t)).collect();
+        let uses = Uses::of(graph);
+        (0..graph.node.len())
+            .filter_map(|mul| dequantized(graph, &uses, &initializers, mul))
+            .map(|(_, weight, scale)| (weight.name().to_string(), scale.name().to_string()))
+            .collect()
+    };
+    let mut seen_scales = HashSet::new();
+    for (name, [rows, columns]) in tuning.weights() {
+        let no_weight = || TuningError::NoWeight {
+            name: name.to_string(),
+            rows,
+            columns,
+        };
+        let scale_name = scales.get(name).ok_or_else(no_weight)?;
+        if !seen_scales.insert(scale_name.clone()) {
+            return Err(no_weight());
+        }
+        let find = |wanted: &str| graph.initializer.iter().position(|t| t.name() == wanted);
+        let (w, s) = find(name).zip(find(scale_name)).ok_or_else(no_weight)?;
+        let (weight, scale) = (&graph.initializer[w], &graph.initializer[s]);
+        let shape_fits = weight.data_type() == tensor_proto::DataType::Int8 as i32
+            && weight.dims == [rows as i64, columns as i64]
+            && matches!(scale.dims.as_slice(), [1, c] | [c] if *c == columns as i64);
+        let values: Option<Vec<i8>> = match &weight.raw_data {
+            Some(raw) => Some(raw.iter().map(|&b| b as i8).collect()),
+            None => weight
+                .int32_data
+                .iter()
+                .map(|&v| i8::try_from(v).ok())
+                .collect(),
+        };
+        let factors: Vec<f32> = match &scale.raw_data {
+            Some(raw) => raw
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+            None => scale.float_data.clone(),
+        };
+        let (values, factors) = values
+            .filter(|_| shape_fits)
+            .and_then(|values| tuning.merged(name, &values, &factors))
+            .ok_or_else(no_weight)?;
+        let weight = &mut graph.initializer[w];
+        weight.raw_data = Some(values.iter().map(|&v| v as u8).collect());
+        weight.int32_data.clear();
+        let scale = &mut graph.initializer[s];
+        scale.raw_data = Some(factors.iter().flat_map(|f| f.to_le_bytes()).collect());
+        scale.float_data.clear();
+    }
+    Ok(())
 }
 
 /// Graph inputs and outputs by name: which node makes each value, and how many read it.
@@ -550,7 +631,7 @@ mod tests {
 
     #[test]
     fn gathers_int8_rows_and_their_scales() {
-        let rewritten = rewrite(&model(&[10, 1], 1), Rewrites::QUESTIONS)
+        let rewritten = rewrite(&model(&[10, 1], 1), Rewrites::QUESTIONS, None)
             .unwrap()
             .unwrap()
             .bytes;
@@ -563,7 +644,7 @@ mod tests {
 
     #[test]
     fn a_single_scale_is_not_gathered() {
-        let rewritten = rewrite(&model(&[], 1), Rewrites::QUESTIONS)
+        let rewritten = rewrite(&model(&[], 1), Rewrites::QUESTIONS, None)
             .unwrap()
             .unwrap()
             .bytes;
@@ -577,17 +658,17 @@ mod tests {
 
     #[test]
     fn a_table_used_twice_or_scaled_by_column_is_left_alone() {
-        assert!(rewrite(&model(&[10, 1], 2), Rewrites::QUESTIONS)
+        assert!(rewrite(&model(&[10, 1], 2), Rewrites::QUESTIONS, None)
             .unwrap()
             .is_none());
-        assert!(rewrite(&model(&[1, 4], 1), Rewrites::QUESTIONS)
+        assert!(rewrite(&model(&[1, 4], 1), Rewrites::QUESTIONS, None)
             .unwrap()
             .is_none());
     }
 
     #[test]
     fn a_matmul_by_a_weight_scaled_per_column_multiplies_in_int8() {
-        let rewritten = rewrite(&matmul(&[1, 4], 1), Rewrites::QUESTIONS)
+        let rewritten = rewrite(&matmul(&[1, 4], 1), Rewrites::QUESTIONS, None)
             .unwrap()
             .unwrap()
             .bytes;
@@ -614,26 +695,75 @@ mod tests {
             [("q", &[10, 4][..]), ("s/wayfinder/columns", &[4][..])]
         );
         // A documents' session does not multiply in int8.
-        assert!(rewrite(&matmul(&[1, 4], 1), Rewrites::DOCUMENTS)
+        assert!(rewrite(&matmul(&[1, 4], 1), Rewrites::DOCUMENTS, None)
             .unwrap()
             .is_none());
     }
 
     #[test]
     fn a_dequantized_weight_read_elsewhere_stays_and_a_row_scale_is_left_alone() {
-        let rewritten = rewrite(&matmul(&[], 2), Rewrites::QUESTIONS)
+        let rewritten = rewrite(&matmul(&[], 2), Rewrites::QUESTIONS, None)
             .unwrap()
             .unwrap()
             .bytes;
         let names: Vec<String> = ops(&rewritten).into_iter().map(|(op, _)| op).collect();
         assert_eq!(names, ["Cast", "Mul", "DynamicQuantizeMatMul", "Relu"]);
-        assert!(rewrite(&matmul(&[10, 1], 1), Rewrites::QUESTIONS)
+        assert!(rewrite(&matmul(&[10, 1], 1), Rewrites::QUESTIONS, None)
             .unwrap()
             .is_none());
     }
 
     #[test]
+    fn a_tuning_replaces_the_weight_and_scale_it_names() {
+        let mut model = ModelProto::decode(&matmul(&[1, 4], 1)[..]).unwrap();
+        let graph = model.graph.as_mut().unwrap();
+        graph.initializer[0].raw_data = Some((0..40u8).collect());
+        graph.initializer[1].raw_data =
+            Some([0.5f32; 4].iter().flat_map(|f| f.to_le_bytes()).collect());
+        let bytes = model.encode_to_vec();
+        let pair = |name: &str| {
+            crate::embed::tuning::tests::file(
+                &[
+                    (&format!("{name}.a"), vec![10, 1], vec![1.0; 10]),
+                    (
+                        &format!("{name}.b"),
+                        vec![1, 4],
+                        vec![0.25, 0.0, -0.25, 1.0],
+                    ),
+                ],
+                Some("00"),
+            )
+        };
+        let tuning = Tuning::from_bytes(&pair("q")).unwrap();
+        let rewritten = rewrite(&bytes, Rewrites::DOCUMENTS, Some(&tuning))
+            .unwrap()
+            .unwrap();
+        let tuned = ModelProto::decode(&rewritten.bytes[..])
+            .unwrap()
+            .graph
+            .unwrap();
+        let values: Vec<i8> = (0..40).collect();
+        let (q, s) = tuning.merged("q", &values, &[0.5; 4]).unwrap();
+        let as_bytes: Vec<u8> = q.iter().map(|&v| v as u8).collect();
+        assert_eq!(
+            tuned.initializer[0].raw_data.as_deref(),
+            Some(&as_bytes[..])
+        );
+        let scales: Vec<u8> = s.iter().flat_map(|f| f.to_le_bytes()).collect();
+        assert_eq!(tuned.initializer[1].raw_data.as_deref(), Some(&scales[..]));
+        assert_ne!(q, values);
+        // The graph is left as it was: only the values change.
+        assert_eq!(ops(&rewritten.bytes), ops(&bytes));
+
+        let elsewhere = Tuning::from_bytes(&pair("other")).unwrap();
+        assert!(matches!(
+            rewrite(&bytes, Rewrites::DOCUMENTS, Some(&elsewhere)),
+            Err(GraphError::Tuning(TuningError::NoWeight { .. }))
+        ));
+    }
+
+    #[test]
     fn bytes_that_are_not_a_model_are_an_error() {
-        assert!(rewrite(b"\xff\xff\xff", Rewrites::QUESTIONS).is_err());
+        assert!(rewrite(b"\xff\xff\xff", Rewrites::QUESTIONS, None).is_err());
     }
 }

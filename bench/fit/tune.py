@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""Tunes the default embedding model on the question corpus: low-rank updates (LoRA) of every
+linear layer of all-MiniLM-L6-v2, fitted so a question's vector is nearest its members' documents.
+
+    bench/fit/tune.py [--work DIR] [--out DIR] [--folds a,b|all|none] [--wayfinder BIN]
+    bench/fit/tune.py merge LORA.safetensors BASE.onnx OUT.onnx
+
+Reads what bench/fit/run.py wrote into DIR (the corpus questions merged per schema), each schema's
+member documents (`wayfinder catalog --documents`) and the default model's cached vectors of them
+(for the hard negatives: the members the untuned model puts nearest a question, not asked for).
+Both the questions and the documents go through the model being tuned (the engine embeds both).
+
+Each step takes BATCH questions of one schema, their asked-for members and one hard negative each,
+and minimises the softmax cross-entropy of each question's member among the batch's documents
+(scaled by TAU); Adam on the LoRA factors only, the model's own weights fixed; seeded.
+
+Writes OUT/<schema>.safetensors and OUT/<schema>/model.onnx (+ tokenizer.json) fitted without that
+schema (run.py --models measures each schema with its fold), and OUT/all.safetensors with
+OUT/all/model.onnx fitted on every schema: what ships. `merge` adds a LoRA file to the base
+model's weights and writes the int8 graph the engine runs (the same format as the base: int8
+weights with a scale per output column), which is what scripts/setup does with the shipped file.
+Needs numpy, jax, onnx, onnxruntime, tokenizers, lmdb, xxhash, safetensors (requirements.txt).
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import HOME, ROOT  # noqa: E402
+
+SEED = 20261128
+# Chosen once on three schemas left out together (spotify, otp, sui: text-view R@5 .529/.488/.636
+# untuned, .782/.632/.802 after one epoch); leave one schema out measures them.
+RANK = 8
+EPOCHS = 1
+BATCH = 16
+LEARNING_RATE = 5e-4
+TAU = 20.0
+HARD = 20
+QUESTION_TOKENS = 32
+DOCUMENT_TOKENS = 48
+HEADS = 12
+MODEL = os.path.join(HOME, "models", "all-MiniLM-L6-v2-int8")
+LINEAR = ("attention.self.query", "attention.self.key", "attention.self.value",
+          "attention.output.dense", "intermediate.dense", "output.dense")
+
+
+def graph_weights(model):
+    """{bert name: (its int8 initializer's name, float weight [in, out])} of every linear layer,
+    and the float embeddings and norms, read from the base model's int8 graph."""
+    from onnx import numpy_helper
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    dequantized = {}
+    for node in model.graph.node:
+        if node.op_type == "Mul" and node.input[0].endswith("_f") and node.input[1].endswith("_scale"):
+            base = node.input[0][:-2]
+            dequantized[node.output[0]] = (base + "_q", init[base + "_q"].astype(np.float32) * init[base + "_scale"])
+    consumers = {}
+    for node in model.graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    linear, plain = {}, {}
+    for node in model.graph.node:
+        if node.op_type == "MatMul" and node.input[1] in dequantized:
+            add = next(c for c in consumers[node.output[0]] if c.op_type == "Add")
+            bias = next(i for i in add.input if i in init)
+            linear[bias.removeprefix("inner.").removesuffix(".bias")] = dequantized[node.input[1]]
+    for name, value in init.items():
+        if name.startswith("inner.") and value.dtype == np.float32 and not name.endswith("_scale"):
+            plain[name.removeprefix("inner.")] = value
+    for name in ("embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight"):
+        plain[name] = dequantized["inner." + name][1]
+    return linear, plain
+
+
+def forward(weights, lora, ids, mask):
+    """Unit mean-pooled vectors, as the engine computes them (post-norm BERT, exact GELU)."""
+    import jax
+    import jax.numpy as jnp
+
+    def norm(x, name):
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / jnp.sqrt(var + 1e-12) * weights[name + ".weight"] + weights[name + ".bias"]
+
+    def dense(x, name):
+        y = x @ weights[name + ".weight"] + weights[name + ".bias"]
+        if name in lora:
+            a, b = lora[name]
+            y = y + (x @ a) @ b
+        return y
+
+    length = ids.shape[1]
+    x = (weights["embeddings.word_embeddings.weight"][ids]
+         + weights["embeddings.position_embeddings.weight"][:length][None]
+         + weights["embeddings.token_type_embeddings.weight"][0])
+    x = norm(x, "embeddings.LayerNorm")
+    masked = (1.0 - mask[:, None, None, :].astype(jnp.float32)) * -1e9
+    layer = 0
+    while f"encoder.layer.{layer}.attention.self.query.weight" in weights:
+        pre = f"encoder.layer.{layer}."
+        batch, _, width = x.shape
+        split = lambda y: y.reshape(batch, length, HEADS, width // HEADS).transpose(0, 2, 1, 3)
+        q, k, v = (split(dense(x, pre + name)) for name in LINEAR[:3])
+        attention = jax.nn.softmax(q @ k.transpose(0, 1, 3, 2) / np.sqrt(width // HEADS) + masked, axis=-1)
+        context = (attention @ v).transpose(0, 2, 1, 3).reshape(batch, length, width)
+        x = norm(x + dense(context, pre + LINEAR[3]), pre + "attention.output.LayerNorm")
+        hidden = jax.nn.gelu(dense(x, pre + LINEAR[4]), approximate=False)
+        x = norm(x + dense(hidden, pre + LINEAR[5]), pre + "output.LayerNorm")
+        layer += 1
+    m = mask[:, :, None].astype(jnp.float32)
+    pooled = (x * m).sum(1) / jnp.maximum(m.sum(1), 1.0)
+    return pooled / jnp.linalg.norm(pooled, axis=-1, keepdims=True)
+
+
+class Tuner:
+    def __init__(self, args):
+        import jax
+        import jax.numpy as jnp
+        import onnx
+        from tokenizers import Tokenizer
+        from adapter import embed, load_corpus
+
+        self.jax, self.jnp = jax, jnp
+        self.tokenizer = Tokenizer.from_file(os.path.join(MODEL, "tokenizer.json"))
+        self.tokenizer.no_padding()
+        linear, plain = graph_weights(onnx.load(os.path.join(MODEL, "model.onnx")))
+        self.weights = {k: jnp.asarray(v) for k, v in plain.items()}
+        for name, (_, w) in linear.items():
+            self.weights[name + ".weight"] = jnp.asarray(w)
+        self.linear = sorted(linear)
+        self.texts, self.base, items, questions = load_corpus(args.work, args.wayfinder)
+        self.items = [(qi, name, expected) for qi, name, expected, _ in items]
+        self.questions = questions
+        vectors = embed(questions)
+        self.hard = {}
+        for qi, name, expected in self.items:
+            scores = self.base[name] @ vectors[qi]
+            scores[expected] = -np.inf
+            self.hard[qi] = np.argsort(-scores)[:HARD]
+        self.base_questions = vectors
+        loss = lambda lora, qi, qm, di, dm: self._loss(lora, qi, qm, di, dm)
+        self.step = jax.jit(jax.value_and_grad(loss))
+        self.embed_fn = jax.jit(lambda lora, ids, mask: forward(self.weights, lora, ids, mask))
+
+    def encode(self, texts, length):
+        ids = np.zeros((len(texts), length), np.int32)
+        mask = np.zeros((len(texts), length), np.int32)
+        for row, text in enumerate(texts):
+            tokens = self.tokenizer.encode(text).ids[:length]
+            if len(tokens) == length:
+                tokens[-1] = 102  # [SEP] ends a truncated text, as the tokenizer's own truncation does
+            ids[row, :len(tokens)] = tokens
+            mask[row, :len(tokens)] = 1
+        return ids, mask
+
+    def _loss(self, lora, qi, qm, di, dm):
+        jax, jnp = self.jax, self.jnp
+        q = forward(self.weights, lora, qi, qm)
+        d = forward(self.weights, lora, di, dm)
+        scores = TAU * q @ d.T
+        return -jnp.mean(jnp.diagonal(jax.nn.log_softmax(scores, axis=1)))
+
+    def fit(self, without):
+        """LoRA factors fitted on every schema but `without`."""
+        jax, jnp = self.jax, self.jnp
+        rng = np.random.default_rng(SEED)
+        lora = {}
+        for name in self.linear:
+            w = self.weights[name + ".weight"]
+            lora[name] = (jnp.asarray(rng.normal(0, 1 / np.sqrt(w.shape[0]), (w.shape[0], RANK)).astype(np.float32)),
+                          jnp.zeros((RANK, w.shape[1]), jnp.float32))
+        m = jax.tree_util.tree_map(jnp.zeros_like, lora)
+        v = jax.tree_util.tree_map(jnp.zeros_like, lora)
+        by_schema = {}
+        for item in self.items:
+            if item[1] != without:
+                by_schema.setdefault(item[1], []).append(item)
+        step, started = 0, time.time()
+        for _ in range(EPOCHS):
+            batches = []
+            for name in sorted(by_schema):
+                items = by_schema[name]
+                order = rng.permutation(len(items))
+                batches += [[items[i] for i in order[s:s + BATCH]] for s in range(0, len(order) - BATCH + 1, BATCH)]
+            for b in rng.permutation(len(batches)):
+                batch = batches[b]
+                name = batch[0][1]
+                asked = [int(rng.choice(item[2])) for item in batch]
+                negatives = [int(rng.choice(self.hard[item[0]])) for item in batch]
+                qi, qm = self.encode([self.questions[item[0]] for item in batch], QUESTION_TOKENS)
+                di, dm = self.encode([self.texts[name][j] for j in asked + negatives], DOCUMENT_TOKENS)
+                loss, grad = self.step(lora, qi, qm, di, dm)
+                step += 1
+                m = jax.tree_util.tree_map(lambda a, g: 0.9 * a + 0.1 * g, m, grad)
+                v = jax.tree_util.tree_map(lambda a, g: 0.999 * a + 0.001 * g * g, v, grad)
+                lora = jax.tree_util.tree_map(
+                    lambda p, a, b: p - LEARNING_RATE * (a / (1 - 0.9 ** step)) / (jnp.sqrt(b / (1 - 0.999 ** step)) + 1e-8),
+                    lora, m, v)
+        print(f"tune: without {without or 'none'}: {step} steps, {time.time() - started:.0f} s", file=sys.stderr, flush=True)
+        return {name: (np.asarray(a), np.asarray(b)) for name, (a, b) in lora.items()}
+
+    def vectors(self, lora, texts, limit=256, batch=64):
+        """Unit vectors of `texts` (bucketed by length to bound padding)."""
+        lengths = [min(len(self.tokenizer.encode(t).ids), limit) for t in texts]
+        order = np.argsort(lengths, kind="stable")
+        out = np.zeros((len(texts), self.weights["embeddings.LayerNorm.weight"].shape[0]), np.float32)
+        jl = {k: (self.jnp.asarray(a), self.jnp.asarray(b)) for k, (a, b) in lora.items()}
+        for start in range(0, len(texts), batch):
+            rows = order[start:start + batch]
+            length = int(-(-max(lengths[i] for i in rows) // 16) * 16)
+            chunk = [texts[i] for i in rows]
+            ids, mask = self.encode(chunk + [""] * (batch - len(chunk)), length)
+            out[rows] = np.asarray(self.embed_fn(jl, ids, mask))[:len(chunk)]
+        return out
+
+    def recall(self, lora, name, k=5):
+        """Text-view R@5 of `name`'s questions, untuned and tuned."""
+        held = [item for item in self.items if item[1] == name]
+        tuned_docs = self.vectors(lora, self.texts[name])
+        tuned_questions = self.vectors(lora, [self.questions[item[0]] for item in held], QUESTION_TOKENS)
+        out = []
+        for docs, questions in ((self.base[name], self.base_questions[[item[0] for item in held]]),
+                                (tuned_docs, tuned_questions)):
+            hits = []
+            for row, (_, _, expected) in enumerate(held):
+                scores = docs @ questions[row]
+                hits.append(min(int((scores > scores[j]).sum()) for j in expected) < k)
+            out.append(float(np.mean(hits)))
+        return out
+
+
+def model_hash(path):
+    """The hash a tuning's `base` names its model file by (workers/src/embed/tuning.rs)."""
+    import xxhash
+    with open(path, "rb") as f:
+        return f"{xxhash.xxh3_64_intdigest(f.read()):016x}"
+
+
+def save_lora(path, lora):
+    """The factors by the int8 weight each updates, f16, with the model file they were fitted on."""
+    import onnx
+    from safetensors.numpy import save_file
+    base = os.path.join(MODEL, "model.onnx")
+    linear, _ = graph_weights(onnx.load(base))
+    tensors = {}
+    for name, (a, b) in lora.items():
+        weight = linear[name][0]
+        tensors[weight + ".a"] = a.astype(np.float16)
+        tensors[weight + ".b"] = b.astype(np.float16)
+    save_file(tensors, path, metadata={"base": model_hash(base), "rank": str(RANK), "seed": str(SEED)})
+
+
+def merge(lora_path, base_path, out_path):
+    """Writes base + LoRA as the base's int8 graph, each updated weight quantized again per
+    column, as the engine does at load (workers/src/embed/tuning.rs)."""
+    import onnx
+    from onnx import numpy_helper
+    from safetensors import safe_open
+    from safetensors.numpy import load_file
+
+    tensors = load_file(lora_path)
+    with safe_open(lora_path, "np") as f:
+        if f.metadata().get("base") != model_hash(base_path):
+            sys.exit(f"tune: {lora_path} was fitted on another model than {base_path}")
+    model = onnx.load(base_path)
+    linear, _ = graph_weights(model)
+    replaced = {}
+    for weight, w in linear.values():
+        if weight + ".a" not in tensors:
+            continue
+        a = tensors[weight + ".a"].astype(np.float64)
+        b = tensors[weight + ".b"].astype(np.float64)
+        merged = w.astype(np.float64) + a @ b
+        scale = np.maximum(np.abs(merged).max(axis=0, keepdims=True), 1e-12) / 127.0
+        replaced[weight] = np.clip(np.rint(merged / scale), -127, 127).astype(np.int8)
+        replaced[weight.removesuffix("_q") + "_scale"] = scale.astype(np.float32)
+    missing = {k[:-2] for k in tensors} - {weight for weight, _ in linear.values()}
+    if missing:
+        sys.exit(f"tune: {lora_path}: weights the model does not have: {sorted(missing)}")
+    for i, t in enumerate(model.graph.initializer):
+        if t.name in replaced:
+            model.graph.initializer[i].CopyFrom(numpy_helper.from_array(replaced[t.name], t.name))
+    os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+    onnx.save(model, out_path)
+
+
+def write_model(tuner_lora_path, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    merge(tuner_lora_path, os.path.join(MODEL, "model.onnx"), os.path.join(out_dir, "model.onnx"))
+    shutil.copy(os.path.join(MODEL, "tokenizer.json"), os.path.join(out_dir, "tokenizer.json"))
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "merge":
+        if len(sys.argv) != 5:
+            sys.exit("usage: tune.py merge LORA.safetensors BASE.onnx OUT.onnx")
+        merge(*sys.argv[2:])
+        return
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work", default=os.path.join(ROOT, "target", "fit"))
+    parser.add_argument("--out", default=os.path.join(ROOT, "target", "fit", "tuned"))
+    parser.add_argument("--folds", default="all", help="schemas to leave out one by one: a,b | all | none")
+    parser.add_argument("--wayfinder", default=os.path.join(ROOT, "target", "release", "wayfinder"))
+    parser.add_argument("--no-recall", action="store_true",
+                        help="skip each fold's text-view R@5 (embedding the left-out schema's documents)")
+    args = parser.parse_args()
+    tuner = Tuner(args)
+    os.makedirs(args.out, exist_ok=True)
+    schemas = sorted({item[1] for item in tuner.items})
+    folds = schemas if args.folds == "all" else [] if args.folds == "none" else args.folds.split(",")
+    for name in folds:
+        lora = tuner.fit(name)
+        path = os.path.join(args.out, f"{name}.safetensors")
+        save_lora(path, lora)
+        write_model(path, os.path.join(args.out, name))
+        if not args.no_recall:
+            before, after = tuner.recall(lora, name)
+            print(f"tune: without {name}: its text-view R@5 {before:.3f} -> {after:.3f}", flush=True)
+    path = os.path.join(args.out, "all.safetensors")
+    save_lora(path, tuner.fit(""))
+    write_model(path, os.path.join(args.out, "all"))
+
+
+if __name__ == "__main__":
+    main()

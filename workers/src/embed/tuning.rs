@@ -1,0 +1,294 @@
+//! The model's tuning: a low-rank update of its int8 weights, fitted on the question corpus, that
+//! the embedder adds to the model as it loads it.
+//!
+//! The default model places a question and a member's document by their words; agents ask in
+//! other words than schemas describe in. bench/fit/tune.py fits, for each of the model's int8
+//! weight matrices `W` (`[in, out]`), two small factors `A` (`[in, r]`) and `B` (`[r, out]`)
+//! so that questions land nearest the documents of the members they ask for (LoRA). Here
+//! `W + A B` is quantized again as the model stores its weights: int8, one scale per output
+//! column. The graph, its size and the cost of a text do not change; the vectors do, so the
+//! tuning is part of the model's key (the cache, the ranker fitted for it, cursors).
+//!
+//! The file is safetensors: tensors `<int8 initializer>.a` and `.b` (f16 or f32), metadata
+//! `base`, the xxh3-64 (hex) of the model file the factors were fitted on. A tuning is only
+//! added to that file.
+//!
+//! Flow: file bytes -> [`Tuning`] -> [`crate::embed::onnx_graph`] finds each named weight and
+//! its scale and replaces both with [`Tuning::merged`].
+
+use std::collections::HashMap;
+
+use safetensors::{Dtype, SafeTensors};
+
+/// Why a tuning file cannot be used; the caller names the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TuningError {
+    #[error("not a safetensors file: {0}")]
+    Format(String),
+    #[error("no `base` metadata naming the model it was fitted on")]
+    NoBase,
+    #[error("fitted on the model with hash {expected}, not this one ({actual})")]
+    OtherModel { expected: String, actual: String },
+    #[error("tensor `{0}` is not f16 or f32")]
+    Dtype(String),
+    #[error("`{name}.a` and `{name}.b` do not make a low-rank update (shapes {a:?} and {b:?})")]
+    Shape {
+        name: String,
+        a: Vec<usize>,
+        b: Vec<usize>,
+    },
+    #[error("`{name}.{half}` has no partner")]
+    Unpaired { name: String, half: char },
+    #[error(
+        "the model has no int8 weight `{name}` of shape [{rows}, {columns}] scaled per column"
+    )]
+    NoWeight {
+        name: String,
+        rows: usize,
+        columns: usize,
+    },
+    #[error("the model cannot be rewritten here (external data, subgraphs or a newer format)")]
+    Unreadable,
+}
+
+/// One weight's factors, row-major.
+#[derive(Debug)]
+struct Update {
+    rows: usize,
+    rank: usize,
+    columns: usize,
+    a: Vec<f32>,
+    b: Vec<f32>,
+}
+
+/// A parsed tuning file.
+#[derive(Debug)]
+pub struct Tuning {
+    base: String,
+    updates: HashMap<String, Update>,
+}
+
+/// The hash a tuning file's `base` names a model file by.
+pub fn model_hash(model: &[u8]) -> String {
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(model))
+}
+
+impl Tuning {
+    pub fn from_bytes(bytes: &[u8]) -> Result<Tuning, TuningError> {
+        let (_, metadata) =
+            SafeTensors::read_metadata(bytes).map_err(|e| TuningError::Format(e.to_string()))?;
+        let base = metadata
+            .metadata()
+            .as_ref()
+            .and_then(|m| m.get("base"))
+            .cloned()
+            .ok_or(TuningError::NoBase)?;
+        let tensors =
+            SafeTensors::deserialize(bytes).map_err(|e| TuningError::Format(e.to_string()))?;
+        let mut halves: HashMap<String, [Option<(Vec<usize>, Vec<f32>)>; 2]> = HashMap::new();
+        for (name, view) in tensors.tensors() {
+            let (weight, half) = match name.rsplit_once('.') {
+                Some((weight, "a")) => (weight, 0),
+                Some((weight, "b")) => (weight, 1),
+                _ => continue,
+            };
+            let values = match view.dtype() {
+                Dtype::F16 => view
+                    .data()
+                    .chunks_exact(2)
+                    .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+                    .collect(),
+                Dtype::F32 => view
+                    .data()
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect(),
+                _ => return Err(TuningError::Dtype(name)),
+            };
+            halves.entry(weight.to_string()).or_default()[half] =
+                Some((view.shape().to_vec(), values));
+        }
+        let mut updates = HashMap::new();
+        for (name, [a, b]) in halves {
+            let ((a_shape, a), (b_shape, b)) = match (a, b) {
+                (Some(a), Some(b)) => (a, b),
+                (None, _) => return Err(TuningError::Unpaired { name, half: 'b' }),
+                (_, None) => return Err(TuningError::Unpaired { name, half: 'a' }),
+            };
+            let &[rows, rank] = a_shape.as_slice() else {
+                return Err(TuningError::Shape {
+                    name,
+                    a: a_shape,
+                    b: b_shape,
+                });
+            };
+            if b_shape.len() != 2 || b_shape[0] != rank {
+                return Err(TuningError::Shape {
+                    name,
+                    a: a_shape,
+                    b: b_shape,
+                });
+            }
+            let columns = b_shape[1];
+            updates.insert(
+                name,
+                Update {
+                    rows,
+                    rank,
+                    columns,
+                    a,
+                    b,
+                },
+            );
+        }
+        Ok(Tuning { base, updates })
+    }
+
+    /// Ok when the factors were fitted on the model file with these bytes' hash.
+    pub fn check_base(&self, model_hash: &str) -> Result<(), TuningError> {
+        if self.base == model_hash {
+            Ok(())
+        } else {
+            Err(TuningError::OtherModel {
+                expected: self.base.clone(),
+                actual: model_hash.to_string(),
+            })
+        }
+    }
+
+    /// The names of the int8 weights it updates, and each one's `[rows, columns]`.
+    pub fn weights(&self) -> impl Iterator<Item = (&str, [usize; 2])> {
+        self.updates
+            .iter()
+            .map(|(name, u)| (name.as_str(), [u.rows, u.columns]))
+    }
+
+    /// `W + A B` quantized again, for the int8 weight `name` (`quantized`, row-major
+    /// `[rows, columns]`, times `scale`, one per column): the new int8 values and scales.
+    /// `None` when the tuning does not update `name`.
+    pub fn merged(
+        &self,
+        name: &str,
+        quantized: &[i8],
+        scale: &[f32],
+    ) -> Option<(Vec<i8>, Vec<f32>)> {
+        let u = self.updates.get(name)?;
+        let (rows, columns) = (u.rows, u.columns);
+        if quantized.len() != rows * columns || scale.len() != columns {
+            return None;
+        }
+        // f64, so the sums do not depend on their order (bench/fit/tune.py merges the same way).
+        let mut weight = vec![0f64; rows * columns];
+        for i in 0..rows {
+            for j in 0..columns {
+                let mut sum = f64::from(f32::from(quantized[i * columns + j]) * scale[j]);
+                for k in 0..u.rank {
+                    sum += f64::from(u.a[i * u.rank + k]) * f64::from(u.b[k * columns + j]);
+                }
+                weight[i * columns + j] = sum;
+            }
+        }
+        let scales: Vec<f64> = (0..columns)
+            .map(|j| {
+                let largest = (0..rows)
+                    .map(|i| weight[i * columns + j].abs())
+                    .fold(0.0, f64::max);
+                largest.max(1e-12) / 127.0
+            })
+            .collect();
+        let values = weight
+            .iter()
+            .enumerate()
+            .map(|(at, w)| {
+                (w / scales[at % columns])
+                    .round_ties_even()
+                    .clamp(-127.0, 127.0) as i8
+            })
+            .collect();
+        Some((values, scales.into_iter().map(|s| s as f32).collect()))
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use safetensors::tensor::TensorView;
+
+    /// A safetensors file of f32 `tensors` (name, shape, values), with `base` metadata.
+    pub(crate) fn file(tensors: &[(&str, Vec<usize>, Vec<f32>)], base: Option<&str>) -> Vec<u8> {
+        let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = tensors
+            .iter()
+            .map(|(n, s, v)| {
+                (
+                    n.to_string(),
+                    s.clone(),
+                    v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                )
+            })
+            .collect();
+        let views: Vec<(String, TensorView)> = bytes
+            .iter()
+            .map(|(n, s, b)| {
+                (
+                    n.clone(),
+                    TensorView::new(Dtype::F32, s.clone(), b).unwrap(),
+                )
+            })
+            .collect();
+        let metadata = base.map(|b| HashMap::from([("base".to_string(), b.to_string())]));
+        safetensors::serialize(views, metadata).unwrap()
+    }
+
+    #[test]
+    fn merges_the_update_and_quantizes_per_column() {
+        // W = [[1, -1.5], [3, 2]] (int8 [[1, -3], [3, 4]] times [1, 0.5]); A B = [[127, 0], [0, 0]].
+        let bytes = file(
+            &[
+                ("w.a", vec![2, 1], vec![1.0, 0.0]),
+                ("w.b", vec![1, 2], vec![127.0, 0.0]),
+            ],
+            Some("00"),
+        );
+        let tuning = Tuning::from_bytes(&bytes).unwrap();
+        let (q, s) = tuning.merged("w", &[1, -3, 3, 4], &[1.0, 0.5]).unwrap();
+        // Column 0 is [128, 3]: its scale 128/127; column 1 is [-1.5, 2]: 2/127.
+        assert_eq!(s, vec![(128.0f64 / 127.0) as f32, (2.0f64 / 127.0) as f32]);
+        assert_eq!(q, vec![127, -95, 3, 127]);
+        assert!(tuning
+            .merged("other", &[1, -2, 3, 4], &[1.0, 0.5])
+            .is_none());
+        assert!(tuning.merged("w", &[1, -2, 3], &[1.0, 0.5]).is_none());
+    }
+
+    #[test]
+    fn refuses_a_file_it_cannot_use() {
+        let pair = [
+            ("w.a", vec![2, 1], vec![1.0, 0.0]),
+            ("w.b", vec![1, 2], vec![1.0, 0.0]),
+        ];
+        assert_eq!(
+            Tuning::from_bytes(&file(&pair, None)).unwrap_err(),
+            TuningError::NoBase
+        );
+        let lone = file(&pair[..1], Some("00"));
+        assert!(matches!(
+            Tuning::from_bytes(&lone),
+            Err(TuningError::Unpaired { half: 'a', .. })
+        ));
+        let crooked = file(
+            &[pair[0].clone(), ("w.b", vec![2, 2], vec![0.0; 4])],
+            Some("00"),
+        );
+        assert!(matches!(
+            Tuning::from_bytes(&crooked),
+            Err(TuningError::Shape { .. })
+        ));
+        let tuning = Tuning::from_bytes(&file(&pair, Some("00"))).unwrap();
+        assert!(tuning.check_base("00").is_ok());
+        assert!(matches!(
+            tuning.check_base("01"),
+            Err(TuningError::OtherModel { .. })
+        ));
+        assert!(Tuning::from_bytes(b"not a file").is_err());
+    }
+}
