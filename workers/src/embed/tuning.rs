@@ -61,6 +61,9 @@ struct Update {
     b: Vec<f32>,
 }
 
+/// A tensor's shape and values, as f32.
+type Values = (Vec<usize>, Vec<f32>);
+
 /// A parsed tuning file.
 #[derive(Debug)]
 pub struct Tuning {
@@ -85,7 +88,8 @@ impl Tuning {
             .ok_or(TuningError::NoBase)?;
         let tensors =
             SafeTensors::deserialize(bytes).map_err(|e| TuningError::Format(e.to_string()))?;
-        let mut halves: HashMap<String, [Option<(Vec<usize>, Vec<f32>)>; 2]> = HashMap::new();
+        // Each weight's `.a` and `.b`.
+        let mut halves: HashMap<String, [Option<Values>; 2]> = HashMap::new();
         for (name, view) in tensors.tensors() {
             let (weight, half) = match name.rsplit_once('.') {
                 Some((weight, "a")) => (weight, 0),
