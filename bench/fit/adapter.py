@@ -138,16 +138,17 @@ def recall_at(items, vectors, members, w, k=5):
     return float(np.mean(hits)) if hits else 0.0
 
 
-def load_corpus(work, wayfinder):
-    """Each schema's document texts and their cached vectors, and the corpus questions with the
-    indices of the members each asks for: (texts, vectors by schema, items (question index,
-    schema, expected, style), question texts)."""
+def load_corpus(work, wayfinder, cached=True):
+    """Each schema's document texts (and, `cached`, their cached vectors), and the corpus
+    questions with the indices of the members each asks for: (texts, [vectors by schema,] items
+    (question index, schema, expected, style), question texts)."""
     import lmdb
     env = lmdb.open(os.path.join(HOME, "cache", "vectors.lmdb"), readonly=True, lock=False, max_dbs=8)
     texts, members, questions, items = {}, {}, [], []
     for name, schema, _ in corpus_sets(set()):
         coordinates, texts[name] = documents(wayfinder, schema)
-        members[name] = cached_vectors(env, texts[name], name)
+        if cached:
+            members[name] = cached_vectors(env, texts[name], name)
         place = {c: i for i, c in enumerate(coordinates)}
         with open(os.path.join(work, f"questions-{name}.jsonl"), encoding="utf-8") as lines:
             for line in lines:
@@ -158,7 +159,7 @@ def load_corpus(work, wayfinder):
                     items.append((len(questions), name, expected, style))
                     questions.append(q["query"])
         print(f"adapter: {name}: {len(coordinates)} members", file=sys.stderr)
-    return texts, members, items, questions
+    return (texts, members, items, questions) if cached else (texts, items, questions)
 
 
 def main():

@@ -5,9 +5,10 @@ linear layer of all-MiniLM-L6-v2, fitted so a question's vector is nearest its m
     bench/fit/tune.py [--work DIR] [--out DIR] [--folds a,b|all|none] [--wayfinder BIN]
     bench/fit/tune.py merge LORA.safetensors BASE.onnx OUT.onnx
 
-Reads what bench/fit/run.py wrote into DIR (the corpus questions merged per schema), each schema's
-member documents (`wayfinder catalog --documents`) and the default model's cached vectors of them
-(for the hard negatives: the members the untuned model puts nearest a question, not asked for).
+Reads what bench/fit/run.py wrote into DIR (the corpus questions merged per schema) and each
+schema's member documents (`wayfinder catalog --documents`), which it embeds with the untuned
+model for the hard negatives (the members the untuned model puts nearest a question, not asked
+for).
 Both the questions and the documents go through the model being tuned (the engine embeds both).
 
 Each step takes BATCH questions of one schema, their asked-for members and one hard negative each,
@@ -134,9 +135,14 @@ class Tuner:
         for name, (_, w) in linear.items():
             self.weights[name + ".weight"] = jnp.asarray(w)
         self.linear = sorted(linear)
-        self.texts, self.base, items, questions = load_corpus(args.work, args.wayfinder)
+        self.texts, items, questions = load_corpus(args.work, args.wayfinder, cached=False)
         self.items = [(qi, name, expected) for qi, name, expected, _ in items]
         self.questions = questions
+        loss = lambda lora, qi, qm, di, dm: self._loss(lora, qi, qm, di, dm)
+        self.step = jax.jit(jax.value_and_grad(loss))
+        self.embed_fn = jax.jit(lambda lora, ids, mask: forward(self.weights, lora, ids, mask))
+        # The untuned model's document vectors, made here (the vector cache may have pruned them).
+        self.base = {name: self.vectors({}, texts) for name, texts in self.texts.items()}
         vectors = embed(questions)
         self.hard = {}
         for qi, name, expected in self.items:
@@ -144,9 +150,6 @@ class Tuner:
             scores[expected] = -np.inf
             self.hard[qi] = np.argsort(-scores)[:HARD]
         self.base_questions = vectors
-        loss = lambda lora, qi, qm, di, dm: self._loss(lora, qi, qm, di, dm)
-        self.step = jax.jit(jax.value_and_grad(loss))
-        self.embed_fn = jax.jit(lambda lora, ids, mask: forward(self.weights, lora, ids, mask))
 
     def encode(self, texts, length):
         ids = np.zeros((len(texts), length), np.int32)
