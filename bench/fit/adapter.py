@@ -138,17 +138,13 @@ def recall_at(items, vectors, members, w, k=5):
     return float(np.mean(hits)) if hits else 0.0
 
 
-def load_corpus(work, wayfinder, cached=True):
-    """Each schema's document texts (and, `cached`, their cached vectors), and the corpus
-    questions with the indices of the members each asks for: (texts, [vectors by schema,] items
-    (question index, schema, expected, style), question texts)."""
-    import lmdb
-    env = lmdb.open(os.path.join(HOME, "cache", "vectors.lmdb"), readonly=True, lock=False, max_dbs=8)
-    texts, members, questions, items = {}, {}, [], []
+def load_corpus(work, wayfinder):
+    """Each schema's document texts, and the corpus questions with the indices of the members
+    each asks for: (texts by schema, items (question index, schema, expected, style), question
+    texts)."""
+    texts, questions, items = {}, [], []
     for name, schema, _ in corpus_sets(set()):
         coordinates, texts[name] = documents(wayfinder, schema)
-        if cached:
-            members[name] = cached_vectors(env, texts[name], name)
         place = {c: i for i, c in enumerate(coordinates)}
         with open(os.path.join(work, f"questions-{name}.jsonl"), encoding="utf-8") as lines:
             for line in lines:
@@ -159,7 +155,7 @@ def load_corpus(work, wayfinder, cached=True):
                     items.append((len(questions), name, expected, style))
                     questions.append(q["query"])
         print(f"adapter: {name}: {len(coordinates)} members", file=sys.stderr)
-    return (texts, members, items, questions) if cached else (texts, items, questions)
+    return texts, items, questions
 
 
 def main():
@@ -168,7 +164,10 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "target", "fit", "adapters"))
     parser.add_argument("--wayfinder", default=os.path.join(ROOT, "target", "release", "wayfinder"))
     args = parser.parse_args()
-    _, members, items, questions = load_corpus(args.work, args.wayfinder)
+    texts, items, questions = load_corpus(args.work, args.wayfinder)
+    import lmdb
+    env = lmdb.open(os.path.join(HOME, "cache", "vectors.lmdb"), readonly=True, lock=False, max_dbs=8)
+    members = {name: cached_vectors(env, t, name) for name, t in texts.items()}
     vectors = embed(questions)
     os.makedirs(args.out, exist_ok=True)
     zero = np.zeros((vectors.shape[1], vectors.shape[1]), np.float32)

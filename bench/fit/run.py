@@ -16,7 +16,8 @@ bench/fit/fit.py reads both. `--pairs DIR` adds the description pairs bench/fit/
 reading the question adapter fitted without it (`index.ranking.adapter`), and joins the files:
 what a ranker that ships with an adapter is fitted on and measured by, leaving one schema out.
 `--models DIR` (bench/fit/tune.py's folds) does the same with each schema's model tuned without
-it (DIR/<schema>/model.onnx): what a ranker for the tuned model is fitted on and measured by.
+it (`--model-tuning DIR/<schema>.safetensors`): what a ranker for the tuned model is fitted on
+and measured by.
 Arguments after `--` go to `wayfinder eval` as they are: another
 model, for example (`--model-onnx DIR/model.onnx --model-tokenizer DIR/tokenizer.json
 --model-dimension 768`), to fit a ranker for it.
@@ -73,7 +74,7 @@ def main():
     parser.add_argument("--params", help="ranking params file for `wayfinder eval --params`")
     parser.add_argument("--pairs", help="folder of bench/fit/pairs.py's description pairs, fitting data only")
     parser.add_argument("--adapters", help="folder of bench/fit/adapter.py's folds, one per schema")
-    parser.add_argument("--models", help="folder of bench/fit/tune.py's folds, one model per schema")
+    parser.add_argument("--models", help="folder of bench/fit/tune.py's folds, one tuning per schema")
     parser.add_argument("eval", nargs=argparse.REMAINDER, help="after `--`: more `wayfinder eval` arguments")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -108,12 +109,10 @@ def main():
             with open(fold, "w", encoding="utf-8") as f:
                 adapter = os.path.join(os.path.abspath(args.adapters), f"{name}.safetensors")
                 json.dump({**params, "adapter": adapter}, f)
-        model = []
+        tuning = []
         if args.models:
-            folder = os.path.join(os.path.abspath(args.models), name)
-            model = ["--model-onnx", os.path.join(folder, "model.onnx"),
-                     "--model-tokenizer", os.path.join(folder, "tokenizer.json"), "--model-dimension", "384"]
-        evaluate(args, pairs, fold, f"-{name}", model)
+            tuning = ["--model-tuning", os.path.join(os.path.abspath(args.models), f"{name}.safetensors")]
+        evaluate(args, pairs, fold, f"-{name}", tuning)
     for kind in ("features", "answers"):
         with open(os.path.join(args.work, f"{kind}.jsonl"), "w", encoding="utf-8") as out:
             for i, (name, _) in enumerate(runs):

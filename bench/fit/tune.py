@@ -3,7 +3,6 @@
 linear layer of all-MiniLM-L6-v2, fitted so a question's vector is nearest its members' documents.
 
     bench/fit/tune.py [--work DIR] [--out DIR] [--folds a,b|all|none] [--wayfinder BIN]
-    bench/fit/tune.py merge LORA.safetensors BASE.onnx OUT.onnx
 
 Reads what bench/fit/run.py wrote into DIR (the corpus questions merged per schema) and each
 schema's member documents (`wayfinder catalog --documents`), which it embeds with the untuned
@@ -15,17 +14,15 @@ Each step takes BATCH questions of one schema, their asked-for members and one h
 and minimises the softmax cross-entropy of each question's member among the batch's documents
 (scaled by TAU); Adam on the LoRA factors only, the model's own weights fixed; seeded.
 
-Writes OUT/<schema>.safetensors and OUT/<schema>/model.onnx (+ tokenizer.json) fitted without that
-schema (run.py --models measures each schema with its fold), and OUT/all.safetensors with
-OUT/all/model.onnx fitted on every schema: what ships. `merge` adds a LoRA file to the base
-model's weights and writes the int8 graph the engine runs (the same format as the base: int8
-weights with a scale per output column), which is what scripts/setup does with the shipped file.
-Needs numpy, jax, onnx, onnxruntime, tokenizers, lmdb, xxhash, safetensors (requirements.txt).
+Writes OUT/<schema>.safetensors fitted without that schema (run.py --models measures each
+schema with its fold, through `wayfinder eval --model-tuning`: the engine adds the factors to
+the model as it loads it, workers/src/embed/tuning.rs) and OUT/all.safetensors fitted on every
+schema: what ships. Needs numpy, jax, onnx, onnxruntime, tokenizers, lmdb, xxhash, safetensors
+(requirements.txt).
 """
 
 import argparse
 import os
-import shutil
 import sys
 import time
 
@@ -135,11 +132,11 @@ class Tuner:
         for name, (_, w) in linear.items():
             self.weights[name + ".weight"] = jnp.asarray(w)
         self.linear = sorted(linear)
-        self.texts, items, questions = load_corpus(args.work, args.wayfinder, cached=False)
+        self.int8_names = {name: weight for name, (weight, _) in linear.items()}
+        self.texts, items, questions = load_corpus(args.work, args.wayfinder)
         self.items = [(qi, name, expected) for qi, name, expected, _ in items]
         self.questions = questions
-        loss = lambda lora, qi, qm, di, dm: self._loss(lora, qi, qm, di, dm)
-        self.step = jax.jit(jax.value_and_grad(loss))
+        self.step = jax.jit(jax.value_and_grad(self._loss))
         self.embed_fn = jax.jit(lambda lora, ids, mask: forward(self.weights, lora, ids, mask))
         # The untuned model's document vectors, made here (the vector cache may have pruned them).
         self.base = {name: self.vectors({}, texts) for name, texts in self.texts.items()}
@@ -245,66 +242,19 @@ def model_hash(path):
         return f"{xxhash.xxh3_64_intdigest(f.read()):016x}"
 
 
-def save_lora(path, lora):
-    """The factors by the int8 weight each updates, f16, with the model file they were fitted on."""
-    import onnx
+def save_lora(path, lora, int8_names):
+    """The factors, f16, by the int8 weight each updates (the engine's tuning file), with the
+    model file they were fitted on."""
     from safetensors.numpy import save_file
-    base = os.path.join(MODEL, "model.onnx")
-    linear, _ = graph_weights(onnx.load(base))
     tensors = {}
     for name, (a, b) in lora.items():
-        weight = linear[name][0]
-        tensors[weight + ".a"] = a.astype(np.float16)
-        tensors[weight + ".b"] = b.astype(np.float16)
-    save_file(tensors, path, metadata={"base": model_hash(base), "rank": str(RANK), "seed": str(SEED)})
-
-
-def merge(lora_path, base_path, out_path):
-    """Writes base + LoRA as the base's int8 graph, each updated weight quantized again per
-    column, as the engine does at load (workers/src/embed/tuning.rs)."""
-    import onnx
-    from onnx import numpy_helper
-    from safetensors import safe_open
-    from safetensors.numpy import load_file
-
-    tensors = load_file(lora_path)
-    with safe_open(lora_path, "np") as f:
-        if f.metadata().get("base") != model_hash(base_path):
-            sys.exit(f"tune: {lora_path} was fitted on another model than {base_path}")
-    model = onnx.load(base_path)
-    linear, _ = graph_weights(model)
-    replaced = {}
-    for weight, w in linear.values():
-        if weight + ".a" not in tensors:
-            continue
-        a = tensors[weight + ".a"].astype(np.float64)
-        b = tensors[weight + ".b"].astype(np.float64)
-        merged = w.astype(np.float64) + a @ b
-        scale = np.maximum(np.abs(merged).max(axis=0, keepdims=True), 1e-12) / 127.0
-        replaced[weight] = np.clip(np.rint(merged / scale), -127, 127).astype(np.int8)
-        replaced[weight.removesuffix("_q") + "_scale"] = scale.astype(np.float32)
-    missing = {k[:-2] for k in tensors} - {weight for weight, _ in linear.values()}
-    if missing:
-        sys.exit(f"tune: {lora_path}: weights the model does not have: {sorted(missing)}")
-    for i, t in enumerate(model.graph.initializer):
-        if t.name in replaced:
-            model.graph.initializer[i].CopyFrom(numpy_helper.from_array(replaced[t.name], t.name))
-    os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
-    onnx.save(model, out_path)
-
-
-def write_model(tuner_lora_path, out_dir):
-    os.makedirs(out_dir, exist_ok=True)
-    merge(tuner_lora_path, os.path.join(MODEL, "model.onnx"), os.path.join(out_dir, "model.onnx"))
-    shutil.copy(os.path.join(MODEL, "tokenizer.json"), os.path.join(out_dir, "tokenizer.json"))
+        tensors[int8_names[name] + ".a"] = a.astype(np.float16)
+        tensors[int8_names[name] + ".b"] = b.astype(np.float16)
+    base = model_hash(os.path.join(MODEL, "model.onnx"))
+    save_file(tensors, path, metadata={"base": base, "rank": str(RANK), "seed": str(SEED)})
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "merge":
-        if len(sys.argv) != 5:
-            sys.exit("usage: tune.py merge LORA.safetensors BASE.onnx OUT.onnx")
-        merge(*sys.argv[2:])
-        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default=os.path.join(ROOT, "target", "fit"))
     parser.add_argument("--out", default=os.path.join(ROOT, "target", "fit", "tuned"))
@@ -319,15 +269,11 @@ def main():
     folds = schemas if args.folds == "all" else [] if args.folds == "none" else args.folds.split(",")
     for name in folds:
         lora = tuner.fit(name)
-        path = os.path.join(args.out, f"{name}.safetensors")
-        save_lora(path, lora)
-        write_model(path, os.path.join(args.out, name))
+        save_lora(os.path.join(args.out, f"{name}.safetensors"), lora, tuner.int8_names)
         if not args.no_recall:
             before, after = tuner.recall(lora, name)
             print(f"tune: without {name}: its text-view R@5 {before:.3f} -> {after:.3f}", flush=True)
-    path = os.path.join(args.out, "all.safetensors")
-    save_lora(path, tuner.fit(""))
-    write_model(path, os.path.join(args.out, "all"))
+    save_lora(os.path.join(args.out, "all.safetensors"), tuner.fit(""), tuner.int8_names)
 
 
 if __name__ == "__main__":

@@ -237,30 +237,41 @@ pub(crate) fn environment(library: &Path) -> Result<ort::environment::Environmen
 /// The tuning `config` loads its model with, given the model file's `bytes`, and a hash of the
 /// tuning's own bytes.
 fn tuning_for(config: &ModelConfig, bytes: &[u8]) -> Result<Option<(Tuning, u64)>, EmbedError> {
-    let hash = tuning::model_hash(bytes);
     let path = match &config.tuning {
         ModelTuning::Untuned => return Ok(None),
+        ModelTuning::BuiltIn if BUILT_IN_TUNINGS.is_empty() => return Ok(None),
         ModelTuning::BuiltIn => {
-            return Ok(BUILT_IN_TUNINGS.iter().find_map(|bytes| {
-                let tuning = Tuning::from_bytes(bytes).ok()?;
+            let hash = tuning::model_hash(bytes);
+            return Ok(BUILT_IN_TUNINGS.iter().find_map(|tuning_bytes| {
+                let tuning = Tuning::from_bytes(tuning_bytes).ok()?;
                 tuning.check_base(&hash).ok()?;
-                Some((tuning, xxhash_rust::xxh3::xxh3_64(bytes)))
+                Some((tuning, xxhash_rust::xxh3::xxh3_64(tuning_bytes)))
             }));
         }
         ModelTuning::File(path) => path,
     };
+    let hash = tuning::model_hash(bytes);
     let file = std::fs::read(path).map_err(|e| EmbedError::Read {
         path: path.clone(),
         message: e.to_string(),
     })?;
-    let error = |error| EmbedError::Tuning {
-        model: config.onnx.clone(),
-        tuning: path.display().to_string(),
-        error,
-    };
-    let tuning = Tuning::from_bytes(&file).map_err(error)?;
-    tuning.check_base(&hash).map_err(error)?;
+    let tuning = Tuning::from_bytes(&file).map_err(|e| tuning_error(config, e))?;
+    tuning
+        .check_base(&hash)
+        .map_err(|e| tuning_error(config, e))?;
     Ok(Some((tuning, xxhash_rust::xxh3::xxh3_64(&file))))
+}
+
+/// `error` of `config`'s tuning, naming the model and the tuning.
+fn tuning_error(config: &ModelConfig, error: TuningError) -> EmbedError {
+    EmbedError::Tuning {
+        model: config.onnx.clone(),
+        tuning: match &config.tuning {
+            ModelTuning::File(path) => path.display().to_string(),
+            _ => "the built-in tuning".into(),
+        },
+        error,
+    }
 }
 
 /// The model of `config`, tuned, with `rewrites` ([`onnx_graph`]) applied, or `None` when none
@@ -276,14 +287,7 @@ fn rewritten_model(
     let tuning = tuning_for(config, &bytes)?;
     match onnx_graph::rewrite(&bytes, rewrites, tuning.as_ref().map(|(t, _)| t)) {
         Ok(rewritten) => Ok(rewritten),
-        Err(GraphError::Tuning(error)) => Err(EmbedError::Tuning {
-            model: config.onnx.clone(),
-            tuning: match &config.tuning {
-                ModelTuning::File(path) => path.display().to_string(),
-                _ => "the built-in tuning".into(),
-            },
-            error,
-        }),
+        Err(GraphError::Tuning(error)) => Err(tuning_error(config, error)),
         Err(e) if tuning.is_some() => Err(EmbedError::Model {
             path: config.onnx.clone(),
             message: e.to_string(),
