@@ -324,12 +324,7 @@ fn search_latency(engine: &Engine, schema: &Catalog, name: &str) {
     }
     // The fitted ranker alone, over each question's candidates (issue 53: under 0.3 ms).
     let runtime = engine_config(None).model.runtime;
-    let ranker = Ranker::load(
-        engine.params().ranker.as_deref(),
-        &runtime,
-        model_dimension(),
-    )
-    .expect("ranker loads");
+    let ranker = Ranker::load(engine.params().ranker.as_deref(), &runtime).expect("ranker loads");
     let rows: Vec<_> = queries
         .iter()
         .map(|q| engine.explain(q).expect("explains").rows)

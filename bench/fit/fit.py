@@ -2,7 +2,7 @@
 """Fits the learned ranker on the corpus's candidates and measures it leaving one schema out.
 
     bench/fit/fit.py FEATURES [--before ANSWERS] [--out MODEL.onnx] [--model gbdt|linear]
-                     [--adapter ADAPTER.safetensors]
+                     [--drop a,b]
 
 FEATURES is what `wayfinder eval --features` wrote over the whole corpus (bench/fit/run.sh runs
 it): a line naming the features, then one line per question with its candidates and their rows.
@@ -12,16 +12,16 @@ For every schema, a model is fitted on the other schemas' questions and scores t
 schema's candidates; the figures per schema, per style and pooled are printed beside today's.
 Then one model is fitted on every schema and written to MODEL (ONNX, a ranking score per
 candidate row; the engine runs it through ONNX Runtime) with MODEL.json beside it (feature
-names, settings, the figures). With --adapter (bench/fit/adapter.py's all.safetensors, the
-one FEATURES were computed with), the adapter is copied beside MODEL and named in MODEL.json.
-Everything is seeded: the same corpus gives the same file.
+names, settings, the figures). `--drop` leaves features out of the fit and of MODEL: to measure
+a feature, or to fit a dump of an older build for this one (the engine refuses a ranker that
+reads other features than it computes). Everything is seeded: the same corpus gives the same
+file.
 """
 
 import argparse
 import collections
 import hashlib
 import json
-import os
 import sys
 
 import numpy as np
@@ -165,8 +165,7 @@ def main():
     parser.add_argument("--before", help="`wayfinder eval --out` answers of today's ranking")
     parser.add_argument("--out", help="where to write the fitted ONNX model")
     parser.add_argument("--model", choices=["gbdt", "linear"], default="gbdt")
-    parser.add_argument("--adapter", help="the question adapter the ranker ships with (written beside --out)")
-    parser.add_argument("--drop", default="", help="comma-separated features left out (zeroed)")
+    parser.add_argument("--drop", default="", help="comma-separated features left out")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--answers", help="write each question's left-out ranking here (top 10 and ranks found)")
     parser.add_argument("--no-pairs", action="store_true", help="fit without the description pairs")
@@ -182,9 +181,13 @@ def main():
     names, questions = read_features(args.features)
     if args.no_pairs:
         questions = [q for q in questions if q["style"] != "description"]
-    dropped = [names.index(n) for n in args.drop.split(",") if n]
+    dropped = {n for n in args.drop.split(",") if n}
+    if dropped - set(names):
+        sys.exit(f"--drop: no feature {', '.join(sorted(dropped - set(names)))} in {args.features}")
+    kept = [i for i, n in enumerate(names) if n not in dropped]
+    names = [names[i] for i in kept]
     for q in questions:
-        q["rows"][:, dropped] = 0.0
+        q["rows"] = q["rows"][:, kept]
     fit = fit_gbdt if args.model == "gbdt" else fit_linear
     schemas = sorted({q["schema"] for q in questions if q["style"] != "description"})
     before = {}
@@ -289,15 +292,6 @@ def write_model(model, names, questions, args, figures):
         "model_sha256": hashlib.sha256(data).hexdigest(),
         "leave_one_schema_out": figures["pooled"],
     }
-    if args.adapter:
-        base = os.path.splitext(os.path.basename(args.out))[0]
-        name = f"{base}.adapter.safetensors"
-        with open(args.adapter, "rb") as f:
-            adapter = f.read()
-        with open(os.path.join(os.path.dirname(os.path.abspath(args.out)), name), "wb") as f:
-            f.write(adapter)
-        meta["adapter"] = name
-        meta["adapter_sha256"] = hashlib.sha256(adapter).hexdigest()
     with open(args.out + ".json", "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")

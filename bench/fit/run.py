@@ -2,7 +2,7 @@
 """Runs the whole question corpus through `wayfinder eval`, writing what the ranker is fitted on.
 
     bench/fit/run.py [--wayfinder target/release/wayfinder] [--work DIR] [--schemas a,b]
-                     [--params FILE] [--adapters DIR] [--models DIR] [-- MORE EVAL ARGUMENTS]
+                     [--params FILE] [--pairs DIR] [--models DIR] [-- MORE EVAL ARGUMENTS]
 
 For each schema of bench/corpus/schemas.json (the dev schemas read from ../shared, the others
 fetched by scripts/setup into .wayfinder/schemas), its questions (the dev set and every file
@@ -12,12 +12,9 @@ DIR/features.jsonl (every question's candidates and feature rows, `--features`) 
 DIR/answers.jsonl (the ranking's answers, `--out`), and prints the figures per set and pooled.
 bench/fit/fit.py reads both. `--pairs DIR` adds the description pairs bench/fit/pairs.py wrote
 (each schema's copy without the drawn descriptions, and those descriptions asked against it).
-`--adapters DIR` (bench/fit/adapter.py's folds) runs each schema on its own, its features
-reading the question adapter fitted without it (`index.ranking.adapter`), and joins the files:
-what a ranker that ships with an adapter is fitted on and measured by, leaving one schema out.
-`--models DIR` (bench/fit/tune.py's folds) does the same with each schema's model tuned without
-it (`--model-tuning DIR/<schema>.safetensors`): what a ranker for the tuned model is fitted on
-and measured by.
+`--models DIR` (bench/fit/tune.py's folds) runs each schema on its own, through the model
+tuned without it (`--model-tuning DIR/<schema>.safetensors`), and joins the files: what a
+ranker for the tuned model is fitted on and measured by, leaving one schema out.
 Arguments after `--` go to `wayfinder eval` as they are: another
 model, for example (`--model-onnx DIR/model.onnx --model-tokenizer DIR/tokenizer.json
 --model-dimension 768`), to fit a ranker for it.
@@ -73,7 +70,6 @@ def main():
     parser.add_argument("--schemas", default="", help="comma-separated corpus names (default: all)")
     parser.add_argument("--params", help="ranking params file for `wayfinder eval --params`")
     parser.add_argument("--pairs", help="folder of bench/fit/pairs.py's description pairs, fitting data only")
-    parser.add_argument("--adapters", help="folder of bench/fit/adapter.py's folds, one per schema")
     parser.add_argument("--models", help="folder of bench/fit/tune.py's folds, one tuning per schema")
     parser.add_argument("eval", nargs=argparse.REMAINDER, help="after `--`: more `wayfinder eval` arguments")
     args = parser.parse_args()
@@ -92,27 +88,15 @@ def main():
             merged = os.path.join(args.work, f"pairs-{name}.jsonl")
             merge([described], name, merged)
             pairs += [os.path.join(args.pairs, f"{name}.graphql"), merged]
-        if args.adapters or args.models:
+        if args.models:
             runs.append((name, pairs))
             pairs = []
-    if not (args.adapters or args.models):
+    if not args.models:
         evaluate(args, pairs, args.params, "")
         return
-    params = {}
-    if args.params:
-        with open(args.params, encoding="utf-8") as f:
-            params = json.load(f)
     for name, pairs in runs:
-        fold = args.params
-        if args.adapters:
-            fold = os.path.join(args.work, f"params-{name}.json")
-            with open(fold, "w", encoding="utf-8") as f:
-                adapter = os.path.join(os.path.abspath(args.adapters), f"{name}.safetensors")
-                json.dump({**params, "adapter": adapter}, f)
-        tuning = []
-        if args.models:
-            tuning = ["--model-tuning", os.path.join(os.path.abspath(args.models), f"{name}.safetensors")]
-        evaluate(args, pairs, fold, f"-{name}", tuning)
+        tuning = ["--model-tuning", os.path.join(os.path.abspath(args.models), f"{name}.safetensors")]
+        evaluate(args, pairs, args.params, f"-{name}", tuning)
     for kind in ("features", "answers"):
         with open(os.path.join(args.work, f"{kind}.jsonl"), "w", encoding="utf-8") as out:
             for i, (name, _) in enumerate(runs):

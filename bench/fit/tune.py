@@ -2,13 +2,14 @@
 """Tunes the default embedding model on the question corpus: low-rank updates (LoRA) of every
 linear layer of all-MiniLM-L6-v2, fitted so a question's vector is nearest its members' documents.
 
-    bench/fit/tune.py [--work DIR] [--out DIR] [--folds a,b|all|none] [--wayfinder BIN]
+    bench/fit/tune.py [--work DIR] [--out DIR] [--folds a,b|all|none] [--pairs DIR] [--wayfinder BIN]
 
 Reads what bench/fit/run.py wrote into DIR (the corpus questions merged per schema) and each
 schema's member documents (`wayfinder catalog --documents`), which it embeds with the untuned
 model for the hard negatives (the members the untuned model puts nearest a question, not asked
-for).
-Both the questions and the documents go through the model being tuned (the engine embeds both).
+for). Both the questions and the documents go through the model being tuned (the engine embeds
+both). `--pairs DIR` adds bench/fit/pairs.py's description pairs as more questions, each schema's
+asked against its copy without those descriptions, left out with their schema.
 
 Each step takes BATCH questions of one schema, their asked-for members and one hard negative each,
 and minimises the softmax cross-entropy of each question's member among the batch's documents
@@ -17,19 +18,21 @@ and minimises the softmax cross-entropy of each question's member among the batc
 Writes OUT/<schema>.safetensors fitted without that schema (run.py --models measures each
 schema with its fold, through `wayfinder eval --model-tuning`: the engine adds the factors to
 the model as it loads it, workers/src/embed/tuning.rs) and OUT/all.safetensors fitted on every
-schema: what ships. Needs numpy, jax, onnx, onnxruntime, tokenizers, lmdb, xxhash, safetensors
-(requirements.txt).
+schema: what ships (workers/src/embed/fitted/). Needs numpy, jax, onnx, onnxruntime, tokenizers,
+xxhash, safetensors (requirements.txt).
 """
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import HOME, ROOT  # noqa: E402
+from run import HOME, ROOT, corpus_sets  # noqa: E402
 
 SEED = 20261128
 # Chosen once on three schemas left out together (spotify, otp, sui: text-view R@5 .529/.488/.636
@@ -43,9 +46,67 @@ HARD = 20
 QUESTION_TOKENS = 32
 DOCUMENT_TOKENS = 48
 HEADS = 12
+# The key suffix of a schema's description-pairs document set.
+PAIRS = "+pairs"
 MODEL = os.path.join(HOME, "models", "all-MiniLM-L6-v2-int8")
 LINEAR = ("attention.self.query", "attention.self.key", "attention.self.value",
           "attention.output.dense", "intermediate.dense", "output.dense")
+
+
+def documents(wayfinder, schema):
+    """(coordinates, texts) of every member's document, in catalog order."""
+    out = subprocess.run([wayfinder, "catalog", schema, "--documents"], check=True,
+                         capture_output=True, text=True).stdout
+    pairs = [line.split("\t", 1) for line in out.splitlines() if "\t" in line]
+    return [c for c, _ in pairs], [t for _, t in pairs]
+
+
+
+def embed(texts):
+    """Unit mean-pooled vectors of `texts` by the default model, one text a call."""
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+    tokenizer = Tokenizer.from_file(os.path.join(MODEL, "tokenizer.json"))
+    # The engine tokenizes without the file's fixed padding to 128 and pools over real tokens:
+    # a mean over the padding too gives vectors about .5 cosine from the engine's.
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(256)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(os.path.join(MODEL, "model.onnx"), options)
+    inputs = {i.name for i in session.get_inputs()}
+    vectors = []
+    for text in texts:
+        encoded = tokenizer.encode(text)
+        ids = np.array([encoded.ids], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.array([encoded.attention_mask], dtype=np.int64)}
+        if "token_type_ids" in inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        vector = session.run(None, feed)[0][0].mean(axis=0)
+        vectors.append(vector / np.linalg.norm(vector))
+    return np.stack(vectors).astype(np.float32)
+
+
+
+def load_corpus(work, wayfinder):
+    """Each schema's document texts, and the corpus questions with the indices of the members
+    each asks for: (texts by schema, items (question index, schema, expected, style), question
+    texts)."""
+    texts, questions, items = {}, [], []
+    for name, schema, _ in corpus_sets(set()):
+        coordinates, texts[name] = documents(wayfinder, schema)
+        place = {c: i for i, c in enumerate(coordinates)}
+        with open(os.path.join(work, f"questions-{name}.jsonl"), encoding="utf-8") as lines:
+            for line in lines:
+                q = json.loads(line)
+                expected = [place[c] for c in q["expected"] if c in place]
+                if expected:
+                    style = q.get("style") or ("action" if q.get("kind") == "mutation" else "question")
+                    items.append((len(questions), name, expected, style))
+                    questions.append(q["query"])
+        print(f"tune: {name}: {len(coordinates)} members", file=sys.stderr)
+    return texts, items, questions
+
 
 
 def graph_weights(model):
@@ -122,7 +183,6 @@ class Tuner:
         import jax.numpy as jnp
         import onnx
         from tokenizers import Tokenizer
-        from adapter import embed, load_corpus
 
         self.jax, self.jnp = jax, jnp
         self.tokenizer = Tokenizer.from_file(os.path.join(MODEL, "tokenizer.json"))
@@ -136,17 +196,53 @@ class Tuner:
         self.texts, items, questions = load_corpus(args.work, args.wayfinder)
         self.items = [(qi, name, expected) for qi, name, expected, _ in items]
         self.questions = questions
+        if args.pairs:
+            self._add_pairs(args.pairs, args.wayfinder)
         self.step = jax.jit(jax.value_and_grad(self._loss))
         self.embed_fn = jax.jit(lambda lora, ids, mask: forward(self.weights, lora, ids, mask))
         # The untuned model's document vectors, made here (the vector cache may have pruned them).
-        self.base = {name: self.vectors({}, texts) for name, texts in self.texts.items()}
-        vectors = embed(questions)
+        self.base = {name: self.vectors({}, texts) for name, texts in self.texts.items() if PAIRS not in name}
+        for name, texts in self.texts.items():
+            if PAIRS in name:
+                self.base[name] = self._pairs_vectors(name)
+        vectors = embed(self.questions)
         self.hard = {}
         for qi, name, expected in self.items:
             scores = self.base[name] @ vectors[qi]
             scores[expected] = -np.inf
             self.hard[qi] = np.argsort(-scores)[:HARD]
         self.base_questions = vectors
+
+    def _add_pairs(self, folder, wayfinder):
+        """bench/fit/pairs.py's description pairs of each schema, as another document set (the
+        schema with those descriptions left out) of the same schema."""
+        for name in sorted(self.texts):
+            path = os.path.join(folder, f"{name}.jsonl")
+            if not os.path.exists(path):
+                continue
+            key = name + PAIRS
+            coordinates, self.texts[key] = documents(wayfinder, os.path.join(folder, f"{name}.graphql"))
+            place = {c: i for i, c in enumerate(coordinates)}
+            with open(path, encoding="utf-8") as lines:
+                for line in lines:
+                    q = json.loads(line)
+                    expected = [place[c] for c in q["expected"] if c in place]
+                    if expected:
+                        self.items.append((len(self.questions), key, expected))
+                        self.questions.append(q["query"])
+
+    def _pairs_vectors(self, key):
+        """The untuned vectors of a pairs document set: the schema's own where a text is the
+        same, embedded where a description was left out."""
+        own = self.texts[key.removesuffix(PAIRS)]
+        vectors = self.base[key.removesuffix(PAIRS)]
+        row = {text: i for i, text in enumerate(own)}
+        texts = self.texts[key]
+        changed = [i for i, text in enumerate(texts) if text not in row]
+        out = np.stack([vectors[row[t]] if t in row else np.zeros(vectors.shape[1], np.float32) for t in texts])
+        if changed:
+            out[changed] = self.vectors({}, [texts[i] for i in changed])
+        return out
 
     def encode(self, texts, length):
         ids = np.zeros((len(texts), length), np.int32)
@@ -179,7 +275,7 @@ class Tuner:
         v = jax.tree_util.tree_map(jnp.zeros_like, lora)
         by_schema = {}
         for item in self.items:
-            if item[1] != without:
+            if item[1].removesuffix(PAIRS) != without:
                 by_schema.setdefault(item[1], []).append(item)
         step, started = 0, time.time()
         for _ in range(EPOCHS):
@@ -260,12 +356,13 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "target", "fit", "tuned"))
     parser.add_argument("--folds", default="all", help="schemas to leave out one by one: a,b | all | none")
     parser.add_argument("--wayfinder", default=os.path.join(ROOT, "target", "release", "wayfinder"))
+    parser.add_argument("--pairs", help="folder of bench/fit/pairs.py's description pairs, tuning data beside the questions")
     parser.add_argument("--no-recall", action="store_true",
                         help="skip each fold's text-view R@5 (embedding the left-out schema's documents)")
     args = parser.parse_args()
     tuner = Tuner(args)
     os.makedirs(args.out, exist_ok=True)
-    schemas = sorted({item[1] for item in tuner.items})
+    schemas = sorted({item[1] for item in tuner.items if PAIRS not in item[1]})
     folds = schemas if args.folds == "all" else [] if args.folds == "none" else args.folds.split(",")
     for name in folds:
         lora = tuner.fit(name)

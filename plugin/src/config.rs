@@ -470,8 +470,8 @@ pub struct Model {
     #[serde(default)]
     pub query_prefix: String,
     /// A tuning of its weights fitted on a question corpus for this very file
-    /// (`bench/fit/tune.py`; docs/RANKING.md). Default: the built-in tuning when the file is
-    /// the default model's, none otherwise.
+    /// (`bench/fit/tune.py`; docs/RANKING.md), or `none` for the file's weights as they are.
+    /// Default: the built-in tuning when the file is the default model's, none otherwise.
     #[serde(default)]
     pub tuning: Option<PathBuf>,
     /// The ONNX Runtime library (1.31 or newer). Default: the one in `home`.
@@ -729,10 +729,11 @@ impl Config {
                 dimension: model.dimension,
                 max_tokens: model.max_tokens,
                 query_prefix: model.query_prefix.clone(),
-                tuning: model
-                    .tuning
-                    .clone()
-                    .map_or(ModelTuning::BuiltIn, ModelTuning::File),
+                tuning: match &model.tuning {
+                    None => ModelTuning::BuiltIn,
+                    Some(path) if path.as_os_str() == "none" => ModelTuning::Untuned,
+                    Some(path) => ModelTuning::File(path.clone()),
+                },
             };
         }
         config.cache_dir = match (&index.cache_dir, index.no_cache) {
@@ -854,5 +855,24 @@ mod tests {
             "tenants": { "enforce": "search_only", "contracts": { "public": { "exclude_tags": ["internal"] } } },
         }))
         .is_ok());
+    }
+
+    #[test]
+    fn a_model_tuning_is_built_in_a_file_or_none() {
+        let tuning = |tuning: serde_json::Value| {
+            let config: Config = serde_json::from_value(serde_json::json!({
+                "index": { "model": {
+                    "onnx": "m.onnx", "tokenizer": "t.json", "dimension": 384, "tuning": tuning
+                } }
+            }))
+            .unwrap();
+            config.engine().model.tuning
+        };
+        assert_eq!(tuning(serde_json::Value::Null), ModelTuning::BuiltIn);
+        assert_eq!(tuning("none".into()), ModelTuning::Untuned);
+        assert_eq!(
+            tuning("fitted.safetensors".into()),
+            ModelTuning::File("fitted.safetensors".into())
+        );
     }
 }

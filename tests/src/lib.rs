@@ -127,7 +127,8 @@ pub fn indexed_catalog(catalog: Catalog) -> Engine {
 }
 
 /// [`indexed_engine`] ranking with the stages (`learned: false`), as a search without the
-/// question's vector does: what the tests of the stages pin.
+/// question's vector does: what the tests of the stages pin. The model is the untuned one the
+/// stages were chosen with, as before issue 53 (`--model-tuning none`).
 pub fn staged_engine(sdl: &str, file_name: &str) -> Engine {
     let catalog = Catalog::from_sdl(sdl, file_name, CatalogOptions::default())
         .unwrap_or_else(|e| panic!("{file_name} is a valid schema: {e}"));
@@ -137,6 +138,7 @@ pub fn staged_engine(sdl: &str, file_name: &str) -> Engine {
 /// [`indexed_catalog`] ranking with the stages ([`staged_engine`]).
 pub fn staged_catalog(catalog: Catalog) -> Engine {
     let mut config = engine_config(None);
+    config.model.tuning = wayfinder_workers::ModelTuning::Untuned;
     config.ranking = Some(wayfinder_workers::Params {
         learned: false,
         ..Default::default()

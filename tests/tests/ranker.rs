@@ -77,7 +77,7 @@ fn the_fitted_ranker_orders_what_a_search_answers() {
     let query = "how long is a book";
     let explained = engine.explain(query).expect("explains");
     let runtime = engine_config(None).model.runtime;
-    let scores = Ranker::load(None, &runtime, 384)
+    let scores = Ranker::load(None, &runtime)
         .expect("the built-in ranker loads")
         .score(&explained.rows)
         .expect("scores");
@@ -146,9 +146,6 @@ fn a_cursor_names_the_ranker_it_was_ranked_with() {
     let mut meta: serde_json::Value = serde_json::from_str(&meta).expect("json");
     meta["calibration"][1] = serde_json::json!(meta["calibration"][1].as_f64().unwrap() + 0.5);
     std::fs::write(dir.join("other.onnx.json"), meta.to_string()).expect("writes");
-    if let Some(adapter) = meta["adapter"].as_str() {
-        std::fs::copy(built_in.with_file_name(adapter), dir.join(adapter)).expect("copies");
-    }
 
     let catalog =
         || Catalog::from_sdl(LIBRARY, "library.graphql", CatalogOptions::default()).unwrap();
@@ -173,35 +170,5 @@ fn a_cursor_names_the_ranker_it_was_ranked_with() {
         matches!(other.search(&next), Err(SearchError::Cursor(_))),
         "a cursor of the built-in ranker continues under another"
     );
-    let _ = std::fs::remove_dir_all(dir);
-}
-
-#[test]
-fn the_built_in_adapter_is_read_for_the_default_model_only() {
-    let runtime = engine_config(None).model.runtime;
-    let default = Ranker::load(None, &runtime, 384).expect("loads");
-    assert!(default.adapter().is_some());
-    let wider = Ranker::load(None, &runtime, 768).expect("loads without its adapter");
-    assert!(wider.adapter().is_none());
-}
-
-#[test]
-fn an_adapter_of_another_width_is_refused_at_start_by_its_path() {
-    let dir = temp_dir("ranker-adapter");
-    let path = dir.join("narrow.safetensors");
-    // A safetensors file by hand: header length, header, a 2 x 2 f32 tensor.
-    let header = br#"{"question":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}"#;
-    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
-    bytes.extend_from_slice(header);
-    bytes.extend_from_slice(&[0u8; 16]);
-    std::fs::write(&path, bytes).expect("writes");
-    let mut config = engine_config(None);
-    config.ranking = Some(Params {
-        adapter: Some(path.clone()),
-        ..Params::default()
-    });
-    let error = Engine::start(config).err().expect("refused").to_string();
-    assert!(error.contains("narrow.safetensors"), "{error}");
-    assert!(error.contains("[2, 2]"), "{error}");
     let _ = std::fs::remove_dir_all(dir);
 }

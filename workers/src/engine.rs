@@ -37,9 +37,8 @@ use crate::index::spellings::{Spellings, Vocabulary};
 use crate::index::thin::thin_names;
 use crate::index::vector::VectorError;
 use crate::index::visibility::Visibility;
-use crate::rank::adapter::Adapter;
 pub use crate::rank::page::SearchHit;
-use crate::rank::score::{read_adapter, Ranker, RankerError};
+use crate::rank::score::{Ranker, RankerError};
 use crate::rank::{self, features, page, Params, ParamsError, RankError};
 use crate::search_pool::{Overloaded, SearchPool, SpawnError};
 
@@ -199,8 +198,6 @@ pub struct Engine {
     params: Params,
     /// The fitted ranker, with a model (and `params.learned`).
     ranker: Option<Ranker>,
-    /// The question adapter the features read: `params.adapter`'s, else the ranker's.
-    adapter: Option<Arc<Adapter>>,
     /// The fleet's shared store, when configured (and a model loaded).
     shared_store: Option<Arc<SharedStore>>,
 }
@@ -325,15 +322,8 @@ impl Engine {
             Some(_) if params.learned => Some(Ranker::load(
                 params.ranker.as_deref(),
                 &config.model.runtime,
-                config.model.dimension,
             )?),
             _ => None,
-        };
-        let adapter = match &params.adapter {
-            Some(path) if query.is_some() => {
-                Some(Arc::new(read_adapter(path, config.model.dimension)?))
-            }
-            _ => ranker.as_ref().and_then(Ranker::adapter).cloned(),
         };
         let background = Background::start(
             BACKGROUND_THREADS_PER_CORE * crate::config::available_cores(),
@@ -368,13 +358,9 @@ impl Engine {
                 ^ params.fingerprint()
                 ^ ranker
                     .as_ref()
-                    .map_or(0, |r| r.fingerprint().rotate_left(31))
-                ^ adapter
-                    .as_ref()
-                    .map_or(0, |a| a.fingerprint().rotate_left(47)),
+                    .map_or(0, |r| r.fingerprint().rotate_left(31)),
             params,
             ranker,
-            adapter,
             shared_store,
         })
     }
@@ -637,7 +623,6 @@ impl Engine {
             generation,
             &gathered,
             self.ranker.as_ref(),
-            self.adapter.as_deref(),
             &visibility,
             params,
         )?;
@@ -695,13 +680,7 @@ impl Engine {
             true,
             self.embed(session),
         )?;
-        let (candidates, rows) = rank::features(
-            generation,
-            &gathered,
-            &visibility,
-            &self.params,
-            self.adapter.as_deref(),
-        )?;
+        let (candidates, rows) = rank::features(generation, &gathered, &visibility, &self.params)?;
         Ok(Explained {
             coordinates: candidates
                 .iter()

@@ -31,8 +31,10 @@ use crate::embed::tokens::TokenVectors;
 use crate::embed::tuning::{self, Tuning, TuningError};
 
 /// Tunings fitted for known model files (bench/fit/tune.py), each added to the file it names
-/// and to no other ([`ModelTuning::BuiltIn`]).
-const BUILT_IN_TUNINGS: &[&[u8]] = &[];
+/// and to no other ([`ModelTuning::BuiltIn`]): all-MiniLM-L6-v2 (int8) tuned on the corpus.
+const BUILT_IN_TUNINGS: &[&[u8]] = &[include_bytes!(
+    "fitted/all-MiniLM-L6-v2-int8.tuning.safetensors"
+)];
 
 /// How token vectors become one text vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -239,7 +241,6 @@ pub(crate) fn environment(library: &Path) -> Result<ort::environment::Environmen
 fn tuning_for(config: &ModelConfig, bytes: &[u8]) -> Result<Option<(Tuning, u64)>, EmbedError> {
     let path = match &config.tuning {
         ModelTuning::Untuned => return Ok(None),
-        ModelTuning::BuiltIn if BUILT_IN_TUNINGS.is_empty() => return Ok(None),
         ModelTuning::BuiltIn => {
             let hash = tuning::model_hash(bytes);
             return Ok(BUILT_IN_TUNINGS.iter().find_map(|tuning_bytes| {

@@ -243,7 +243,7 @@ impl Generation {
                     continue;
                 };
                 if seen.insert(member) {
-                    scored.push((member, views_of(shard, document, query, None).mean));
+                    scored.push((member, views_of(shard, document, query).mean));
                 }
             }
         }
@@ -313,35 +313,27 @@ impl Generation {
 
     /// `member`'s mean similarity over its views to `query`, when its shard has vectors.
     pub(crate) fn similarity(&self, member: MemberId, query: &[f32]) -> Option<f32> {
-        self.view_similarities(member, query, None)
+        self.view_similarities(member, query)
             .map(|views| views.mean)
     }
 
-    /// How `member`'s views compare with `query` (and its document text with `adapted`, the
-    /// question as the ranker's adapter moves it), when its shard has vectors.
+    /// How `member`'s views compare with `query`, when its shard has vectors.
     pub(crate) fn view_similarities(
         &self,
         member: MemberId,
         query: &[f32],
-        adapted: Option<&[f32]>,
     ) -> Option<ViewSimilarities> {
         let (document, shard) = self.ready_shard_of(member)?;
-        Some(views_of(shard, document, query, adapted))
+        Some(views_of(shard, document, query))
     }
 }
 
 /// How `document`'s views in `shard` compare with `query`: one pass over them, each vector read
 /// once (reading them is most of what scoring a candidate costs).
-fn views_of(
-    shard: &VectorShard,
-    document: &Document,
-    query: &[f32],
-    adapted: Option<&[f32]>,
-) -> ViewSimilarities {
+fn views_of(shard: &VectorShard, document: &Document, query: &[f32]) -> ViewSimilarities {
     let mut found = ViewSimilarities {
         mean: 0.0,
         text: None,
-        adapted_text: None,
         summary: None,
         max: f32::MIN,
         min: f32::MAX,
@@ -354,7 +346,6 @@ fn views_of(
         let cos = dot(vector, query);
         if place == 0 {
             found.text = Some(cos);
-            found.adapted_text = adapted.map(|adapted| dot(vector, adapted));
         }
         if place == document.summary_view {
             found.summary = Some(cos);
@@ -378,8 +369,6 @@ pub(crate) struct ViewSimilarities {
     pub mean: f32,
     /// Its document text's ([`Document::text_view`]).
     pub text: Option<f32>,
-    /// Its document text's to the adapted question, when one was given.
-    pub adapted_text: Option<f32>,
     /// Its own name and summary's.
     pub summary: Option<f32>,
     pub max: f32,

@@ -18,7 +18,6 @@ use crate::index::generation::{Generation, ViewSimilarities};
 use crate::index::lexical::term_hash;
 use crate::index::visibility::Visibility;
 use crate::query::Analysis;
-use crate::rank::adapter::Adapter;
 use crate::rank::candidates::Candidate;
 use crate::rank::params::Params;
 use crate::rank::{stages, Embedded};
@@ -107,7 +106,6 @@ features! {
     type_cos_top: "1 / (1 + its rank by `type_cos`).",
     type_cos_gap: "The best `type_cos` less its own.",
     fused_gap: "The best `fused` less its own.",
-    adapted_text: "Similarity of its document text to the question's vector moved by the ranker's adapter; 0 without one.",
 }
 
 /// Features read against the other candidates of the question: a tree sees one row at a time,
@@ -160,8 +158,6 @@ pub(crate) struct Inputs<'a> {
     pub generation: &'a Generation,
     pub analysis: &'a Analysis<'a>,
     pub embedded: &'a Embedded<'a>,
-    /// The question adapter fitted with the ranker.
-    pub adapter: Option<&'a Adapter>,
     pub visibility: &'a Visibility,
     pub params: &'a Params,
 }
@@ -172,7 +168,6 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
         generation,
         analysis,
         embedded,
-        adapter,
         visibility,
         params,
     } = inputs;
@@ -180,15 +175,10 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
     let documents = generation.documents();
     let roots = catalog.roots();
     let question = embedded.question.map(|e| &e.vector[..]);
-    let adapted = question
-        .zip(*adapter)
-        .and_then(|(q, adapter)| adapter.apply(q));
 
     let views: Vec<Option<ViewSimilarities>> = candidates
         .iter()
-        .map(|c| {
-            question.and_then(|q| generation.view_similarities(c.member, q, adapted.as_deref()))
-        })
+        .map(|c| question.and_then(|q| generation.view_similarities(c.member, q)))
         .collect();
     // A type among the candidates has its similarity already.
     let mut type_cos: HashMap<MemberId, f32> = candidates
@@ -408,10 +398,6 @@ pub(crate) fn rows(inputs: &Inputs<'_>, candidates: &[Candidate]) -> Vec<Row> {
         );
         set(F::phrase_vec_rank, inverse(c.phrase_vector.map(|(r, _)| r)));
         set(F::phrase_vec_cos, c.phrase_vector.map_or(0.0, |(_, s)| s));
-        set(
-            F::adapted_text,
-            views[i].and_then(|v| v.adapted_text).unwrap_or(0.0),
-        );
         rows.push(row);
     }
     relative(&mut rows);

@@ -14,7 +14,6 @@
 //! re-ranking stages [`Params::stages`] lists run in order instead (docs/RANKING.md). Every
 //! number either way is a field of [`Params`].
 
-pub mod adapter;
 pub(crate) mod candidates;
 pub mod features;
 pub(crate) mod page;
@@ -35,7 +34,6 @@ use crate::index::lexical::LexicalError;
 use crate::index::vector::VectorError;
 use crate::index::visibility::Visibility;
 use crate::query::Analysis;
-use adapter::Adapter;
 use candidates::Candidate;
 use features::Row;
 use score::Ranker;
@@ -201,7 +199,6 @@ pub(crate) fn features(
     gathered: &Gathered<'_>,
     visibility: &Visibility,
     params: &Params,
-    adapter: Option<&Adapter>,
 ) -> Result<(Vec<Candidate>, Vec<Row>), RankError> {
     let candidates = candidates::gather(
         &generation.catalog,
@@ -220,7 +217,6 @@ pub(crate) fn features(
         generation,
         analysis: &gathered.analysis,
         embedded: &embedded,
-        adapter,
         visibility,
         params,
     };
@@ -236,7 +232,6 @@ pub(crate) fn order(
     generation: &Generation,
     gathered: &Gathered<'_>,
     ranker: Option<&Ranker>,
-    adapter: Option<&Adapter>,
     visibility: &Visibility,
     params: &Params,
 ) -> Result<Vec<(MemberId, f32)>, RankError> {
@@ -255,7 +250,7 @@ pub(crate) fn order(
     let mut ranked = match ranker.filter(|_| embedded.question.is_some()) {
         Some(ranker) => {
             span.record("learned", true);
-            let (candidates, rows) = features(generation, gathered, visibility, params, adapter)?;
+            let (candidates, rows) = features(generation, gathered, visibility, params)?;
             let scores = ranker.score(&rows).unwrap_or_else(|error| {
                 tracing::warn!(%error, "the ranker failed; ranking by the fused lists");
                 candidates.iter().map(|c| c.fused).collect()

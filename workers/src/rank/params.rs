@@ -132,11 +132,6 @@ pub struct Params {
     /// it. Default: the one fitted for the default model, built in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranker: Option<std::path::PathBuf>,
-    /// A question adapter fitted by bench/fit/adapter.py (safetensors), read by the features in
-    /// place of the ranker's own: to dump the features a ranker is then fitted on. Default: the
-    /// ranker's (`learned`), none with the stages.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub adapter: Option<std::path::PathBuf>,
     /// The stages that run; leave one out to switch it off. Re-ranking stages run in this
     /// order. Default: all of them (see [`Stage`]).
     pub stages: Vec<Stage>,
@@ -201,7 +196,6 @@ impl Default for Params {
         Params {
             learned: true,
             ranker: None,
-            adapter: None,
             stages: Stage::ALL.to_vec(),
             fusion: Fusion::default(),
             candidate_depth: 100,
@@ -236,8 +230,8 @@ type Measured = fn() -> Params;
 const MEASURED: &[(u64, Measured)] = &[(DEFAULT_MODEL_KEY, Params::default)];
 
 /// The key of the default model as `scripts/setup` installs it (all-MiniLM-L6-v2, int8, mean
-/// pooling, 384 dimensions, 256 tokens).
-pub const DEFAULT_MODEL_KEY: u64 = 0x9e5e_78dd_41a8_fe3d;
+/// pooling, 384 dimensions, 256 tokens) with its built-in tuning.
+pub const DEFAULT_MODEL_KEY: u64 = 0xddbd_8363_f64e_6bfa;
 
 /// A [`Params`] the engine cannot rank with.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

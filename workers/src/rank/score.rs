@@ -6,9 +6,8 @@
 //! reads, in order, and the calibration that maps its raw output to a score in [0, 1]; a model
 //! fitted on other features than this build computes ([`NAMES`]) is refused by name. The
 //! ranker fitted for the default model is built into the binary; `index.ranking.ranker` points
-//! at another. The JSON may name a question adapter beside it ([`crate::rank::adapter`]), fitted
-//! with the trees, which one of the features reads. The fingerprints of both go into every
-//! cursor, so a page ranked by one ranker is never continued by another.
+//! at another. Its fingerprint goes into every cursor, so a page ranked by one ranker is never
+//! continued by another.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -19,17 +18,11 @@ use serde::Deserialize;
 
 use crate::embed::model::{environment, RuntimeCall};
 use crate::embed::EmbedError;
-use crate::rank::adapter::{Adapter, AdapterError};
 use crate::rank::features::{Row, COUNT, NAMES};
 
 /// The ranker fitted for the default model (bench/fit/fit.py over the whole corpus).
 const BUILT_IN: &[u8] = include_bytes!("fitted/all-MiniLM-L6-v2-int8.onnx");
 const BUILT_IN_META: &str = include_str!("fitted/all-MiniLM-L6-v2-int8.onnx.json");
-/// Its question adapter, named in its JSON.
-const BUILT_IN_ADAPTER: (&str, &[u8]) = (
-    "all-MiniLM-L6-v2-int8.adapter.safetensors",
-    include_bytes!("fitted/all-MiniLM-L6-v2-int8.adapter.safetensors"),
-);
 
 #[derive(Debug, thiserror::Error)]
 pub enum RankerError {
@@ -48,8 +41,6 @@ pub enum RankerError {
         source_name: String,
         difference: String,
     },
-    #[error("the question adapter {path}: {error}")]
-    Adapter { path: String, error: AdapterError },
     #[error("cannot load the ranker {source_name}: {message}")]
     Load {
         source_name: String,
@@ -67,9 +58,6 @@ struct Meta {
     features: Vec<String>,
     /// Raw score `s` becomes `1 / (1 + exp(-(a s + b)))`.
     calibration: [f32; 2],
-    /// The question adapter's file, in the JSON's folder.
-    #[serde(default)]
-    adapter: Option<String>,
 }
 
 /// A fitted ranker, ready to score; sessions are made on first need, one per concurrent
@@ -79,7 +67,6 @@ pub struct Ranker {
     fingerprint: u64,
     onnx: Arc<[u8]>,
     calibration: [f32; 2],
-    adapter: Option<Arc<Adapter>>,
     runtime: PathBuf,
     sessions: Mutex<Vec<Session>>,
 }
@@ -100,26 +87,12 @@ fn read(path: &Path) -> Result<Vec<u8>, RankerError> {
     })
 }
 
-/// The question adapter at `path` (bench/fit/adapter.py's safetensors file), for
-/// `dimension`-wide vectors.
-pub fn read_adapter(path: &Path, dimension: usize) -> Result<Adapter, RankerError> {
-    Adapter::from_bytes(&read(path)?, dimension).map_err(|error| RankerError::Adapter {
-        path: path.display().to_string(),
-        error,
-    })
-}
-
 impl Ranker {
-    /// The ranker at `path` (with `path.json` beside it), or the built-in one, for a model of
-    /// `dimension`-wide vectors; run with the ONNX Runtime library at `runtime`. The first
+    /// The ranker at `path` (with `path.json` beside it), or the built-in one; run with the ONNX
+    /// Runtime library at `runtime`. The first
     /// session is made here, so a model ONNX Runtime cannot load is an error at start, not on
-    /// the first search. The built-in ranker's adapter is for the default model's width: with
-    /// another model the built-in trees rank without it.
-    pub fn load(
-        path: Option<&Path>,
-        runtime: &Path,
-        dimension: usize,
-    ) -> Result<Ranker, RankerError> {
+    /// the first search.
+    pub fn load(path: Option<&Path>, runtime: &Path) -> Result<Ranker, RankerError> {
         let (onnx, meta, source_name) = match path {
             None => (
                 Arc::from(BUILT_IN),
@@ -137,21 +110,6 @@ impl Ranker {
             source_name: source_name.clone(),
             message: e.to_string(),
         })?;
-        let adapter = match (&meta.adapter, path) {
-            (None, _) => None,
-            (Some(name), Some(path)) => Some(read_adapter(&path.with_file_name(name), dimension)?),
-            // The built-in adapter is the default model's width: another model's vectors are
-            // ranked by the built-in trees alone.
-            (Some(name), None) if name == BUILT_IN_ADAPTER.0 => {
-                Adapter::from_bytes(BUILT_IN_ADAPTER.1, dimension).ok()
-            }
-            (Some(name), None) => {
-                return Err(RankerError::Meta {
-                    source_name,
-                    message: format!("names the adapter {name}, which is not built in"),
-                })
-            }
-        };
         if meta.features != NAMES {
             let missing: Vec<&str> = NAMES
                 .iter()
@@ -180,18 +138,12 @@ impl Ranker {
             fingerprint: hasher.digest(),
             onnx,
             calibration: meta.calibration,
-            adapter: adapter.map(Arc::new),
             runtime: runtime.to_path_buf(),
             sessions: Mutex::new(Vec::new()),
         };
         let first = ranker.session()?;
         ranker.give_back(first);
         Ok(ranker)
-    }
-
-    /// The question adapter fitted with the trees, if any.
-    pub fn adapter(&self) -> Option<&Arc<Adapter>> {
-        self.adapter.as_ref()
     }
 
     /// Names the ranker in cursors.
@@ -295,7 +247,7 @@ mod tests {
         features.push("invented");
         let meta = serde_json::json!({"features": features, "calibration": [1.0, 0.0]});
         std::fs::write(dir.join("other.onnx.json"), meta.to_string()).unwrap();
-        let error = Ranker::load(Some(&onnx), Path::new("/nowhere"), 384).unwrap_err();
+        let error = Ranker::load(Some(&onnx), Path::new("/nowhere")).unwrap_err();
         let text = error.to_string();
         assert!(
             text.contains(NAMES[0]) && text.contains("invented"),
@@ -303,9 +255,9 @@ mod tests {
         );
         assert!(matches!(error, RankerError::Features { .. }));
         std::fs::write(dir.join("other.onnx.json"), "{}").unwrap();
-        let error = Ranker::load(Some(&onnx), Path::new("/nowhere"), 384).unwrap_err();
+        let error = Ranker::load(Some(&onnx), Path::new("/nowhere")).unwrap_err();
         assert!(matches!(error, RankerError::Meta { .. }), "{error}");
-        let error = Ranker::load(Some(&dir.join("absent.onnx")), Path::new("/nowhere"), 384);
+        let error = Ranker::load(Some(&dir.join("absent.onnx")), Path::new("/nowhere"));
         assert!(matches!(error, Err(RankerError::Read { .. })));
         std::fs::remove_dir_all(&dir).unwrap();
     }
