@@ -2,14 +2,13 @@
 """Tunes the default embedding model on the question corpus: low-rank updates (LoRA) of every
 linear layer of all-MiniLM-L6-v2, fitted so a question's vector is nearest its members' documents.
 
-    bench/fit/tune.py [--work DIR] [--out DIR] [--folds a,b|all|none] [--pairs DIR] [--wayfinder BIN]
+    bench/fit/tune.py [--work DIR] [--out DIR] [--folds a,b|all|none] [--wayfinder BIN]
 
 Reads what bench/fit/run.py wrote into DIR (the corpus questions merged per schema) and each
 schema's member documents (`wayfinder catalog --documents`), which it embeds with the untuned
 model for the hard negatives (the members the untuned model puts nearest a question, not asked
 for). Both the questions and the documents go through the model being tuned (the engine embeds
-both). `--pairs DIR` adds bench/fit/pairs.py's description pairs as more questions, each schema's
-asked against its copy without those descriptions, left out with their schema.
+both).
 
 Each step takes BATCH questions of one schema, their asked-for members and one hard negative each,
 and minimises the softmax cross-entropy of each question's member among the batch's documents
@@ -46,8 +45,6 @@ HARD = 20
 QUESTION_TOKENS = 32
 DOCUMENT_TOKENS = 48
 HEADS = 12
-# The key suffix of a schema's description-pairs document set.
-PAIRS = "+pairs"
 MODEL = os.path.join(HOME, "models", "all-MiniLM-L6-v2-int8")
 LINEAR = ("attention.self.query", "attention.self.key", "attention.self.value",
           "attention.output.dense", "intermediate.dense", "output.dense")
@@ -196,53 +193,17 @@ class Tuner:
         self.texts, items, questions = load_corpus(args.work, args.wayfinder)
         self.items = [(qi, name, expected) for qi, name, expected, _ in items]
         self.questions = questions
-        if args.pairs:
-            self._add_pairs(args.pairs, args.wayfinder)
         self.step = jax.jit(jax.value_and_grad(self._loss))
         self.embed_fn = jax.jit(lambda lora, ids, mask: forward(self.weights, lora, ids, mask))
         # The untuned model's document vectors, made here (the vector cache may have pruned them).
-        self.base = {name: self.vectors({}, texts) for name, texts in self.texts.items() if PAIRS not in name}
-        for name, texts in self.texts.items():
-            if PAIRS in name:
-                self.base[name] = self._pairs_vectors(name)
-        vectors = embed(self.questions)
+        self.base = {name: self.vectors({}, texts) for name, texts in self.texts.items()}
+        vectors = embed(questions)
         self.hard = {}
         for qi, name, expected in self.items:
             scores = self.base[name] @ vectors[qi]
             scores[expected] = -np.inf
             self.hard[qi] = np.argsort(-scores)[:HARD]
         self.base_questions = vectors
-
-    def _add_pairs(self, folder, wayfinder):
-        """bench/fit/pairs.py's description pairs of each schema, as another document set (the
-        schema with those descriptions left out) of the same schema."""
-        for name in sorted(self.texts):
-            path = os.path.join(folder, f"{name}.jsonl")
-            if not os.path.exists(path):
-                continue
-            key = name + PAIRS
-            coordinates, self.texts[key] = documents(wayfinder, os.path.join(folder, f"{name}.graphql"))
-            place = {c: i for i, c in enumerate(coordinates)}
-            with open(path, encoding="utf-8") as lines:
-                for line in lines:
-                    q = json.loads(line)
-                    expected = [place[c] for c in q["expected"] if c in place]
-                    if expected:
-                        self.items.append((len(self.questions), key, expected))
-                        self.questions.append(q["query"])
-
-    def _pairs_vectors(self, key):
-        """The untuned vectors of a pairs document set: the schema's own where a text is the
-        same, embedded where a description was left out."""
-        own = self.texts[key.removesuffix(PAIRS)]
-        vectors = self.base[key.removesuffix(PAIRS)]
-        row = {text: i for i, text in enumerate(own)}
-        texts = self.texts[key]
-        changed = [i for i, text in enumerate(texts) if text not in row]
-        out = np.stack([vectors[row[t]] if t in row else np.zeros(vectors.shape[1], np.float32) for t in texts])
-        if changed:
-            out[changed] = self.vectors({}, [texts[i] for i in changed])
-        return out
 
     def encode(self, texts, length):
         ids = np.zeros((len(texts), length), np.int32)
@@ -275,7 +236,7 @@ class Tuner:
         v = jax.tree_util.tree_map(jnp.zeros_like, lora)
         by_schema = {}
         for item in self.items:
-            if item[1].removesuffix(PAIRS) != without:
+            if item[1] != without:
                 by_schema.setdefault(item[1], []).append(item)
         step, started = 0, time.time()
         for _ in range(EPOCHS):
@@ -356,13 +317,12 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "target", "fit", "tuned"))
     parser.add_argument("--folds", default="all", help="schemas to leave out one by one: a,b | all | none")
     parser.add_argument("--wayfinder", default=os.path.join(ROOT, "target", "release", "wayfinder"))
-    parser.add_argument("--pairs", help="folder of bench/fit/pairs.py's description pairs, tuning data beside the questions")
     parser.add_argument("--no-recall", action="store_true",
                         help="skip each fold's text-view R@5 (embedding the left-out schema's documents)")
     args = parser.parse_args()
     tuner = Tuner(args)
     os.makedirs(args.out, exist_ok=True)
-    schemas = sorted({item[1] for item in tuner.items if PAIRS not in item[1]})
+    schemas = sorted({item[1] for item in tuner.items})
     folds = schemas if args.folds == "all" else [] if args.folds == "none" else args.folds.split(",")
     for name in folds:
         lora = tuner.fit(name)
