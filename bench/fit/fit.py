@@ -289,6 +289,7 @@ def write_model(model, names, questions, args, figures):
         "settings": GBDT,
         "seed": SEED,
         "features_sha256": corpus,
+        "dropped": sorted(n for n in args.drop.split(",") if n),
         "model_sha256": hashlib.sha256(data).hexdigest(),
         "leave_one_schema_out": figures["pooled"],
     }

@@ -58,7 +58,6 @@ def documents(wayfinder, schema):
     return [c for c, _ in pairs], [t for _, t in pairs]
 
 
-
 def embed(texts):
     """Unit mean-pooled vectors of `texts` by the default model, one text a call."""
     import onnxruntime as ort
@@ -84,11 +83,9 @@ def embed(texts):
     return np.stack(vectors).astype(np.float32)
 
 
-
 def load_corpus(work, wayfinder):
     """Each schema's document texts, and the corpus questions with the indices of the members
-    each asks for: (texts by schema, items (question index, schema, expected, style), question
-    texts)."""
+    each asks for: (texts by schema, items (question index, schema, expected), question texts)."""
     texts, questions, items = {}, [], []
     for name, schema, _ in corpus_sets(set()):
         coordinates, texts[name] = documents(wayfinder, schema)
@@ -98,12 +95,10 @@ def load_corpus(work, wayfinder):
                 q = json.loads(line)
                 expected = [place[c] for c in q["expected"] if c in place]
                 if expected:
-                    style = q.get("style") or ("action" if q.get("kind") == "mutation" else "question")
-                    items.append((len(questions), name, expected, style))
+                    items.append((len(questions), name, expected))
                     questions.append(q["query"])
         print(f"tune: {name}: {len(coordinates)} members", file=sys.stderr)
     return texts, items, questions
-
 
 
 def graph_weights(model):
@@ -190,8 +185,7 @@ class Tuner:
             self.weights[name + ".weight"] = jnp.asarray(w)
         self.linear = sorted(linear)
         self.int8_names = {name: weight for name, (weight, _) in linear.items()}
-        self.texts, items, questions = load_corpus(args.work, args.wayfinder)
-        self.items = [(qi, name, expected) for qi, name, expected, _ in items]
+        self.texts, self.items, questions = load_corpus(args.work, args.wayfinder)
         self.questions = questions
         self.step = jax.jit(jax.value_and_grad(self._loss))
         self.embed_fn = jax.jit(lambda lora, ids, mask: forward(self.weights, lora, ids, mask))

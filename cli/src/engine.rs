@@ -70,10 +70,7 @@ struct ModelArgs {
 }
 
 fn parse_tuning(text: &str) -> Result<ModelTuning, String> {
-    Ok(match text {
-        "none" => ModelTuning::Untuned,
-        path => ModelTuning::File(path.into()),
-    })
+    Ok(ModelTuning::named(text))
 }
 
 fn parse_pooling(text: &str) -> Result<Pooling, String> {

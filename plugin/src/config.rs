@@ -473,7 +473,7 @@ pub struct Model {
     /// (`bench/fit/tune.py`; docs/RANKING.md), or `none` for the file's weights as they are.
     /// Default: the built-in tuning when the file is the default model's, none otherwise.
     #[serde(default)]
-    pub tuning: Option<PathBuf>,
+    pub tuning: Option<String>,
     /// The ONNX Runtime library (1.31 or newer). Default: the one in `home`.
     #[serde(default)]
     pub runtime: Option<PathBuf>,
@@ -729,11 +729,10 @@ impl Config {
                 dimension: model.dimension,
                 max_tokens: model.max_tokens,
                 query_prefix: model.query_prefix.clone(),
-                tuning: match &model.tuning {
-                    None => ModelTuning::BuiltIn,
-                    Some(path) if path.as_os_str() == "none" => ModelTuning::Untuned,
-                    Some(path) => ModelTuning::File(path.clone()),
-                },
+                tuning: model
+                    .tuning
+                    .as_deref()
+                    .map_or(ModelTuning::BuiltIn, ModelTuning::named),
             };
         }
         config.cache_dir = match (&index.cache_dir, index.no_cache) {

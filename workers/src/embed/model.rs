@@ -86,6 +86,17 @@ pub enum ModelTuning {
     File(PathBuf),
 }
 
+impl ModelTuning {
+    /// The tuning a setting names: `none` for [`ModelTuning::Untuned`], else a file's path
+    /// (router.yaml's `index.model.tuning`, `--model-tuning`).
+    pub fn named(setting: &str) -> ModelTuning {
+        match setting {
+            "none" => ModelTuning::Untuned,
+            path => ModelTuning::File(path.into()),
+        }
+    }
+}
+
 fn default_max_tokens() -> usize {
     256
 }
@@ -658,6 +669,13 @@ pub(crate) fn stop_words() -> impl FnMut(&str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_built_in_tuning_reads() {
+        for bytes in BUILT_IN_TUNINGS {
+            Tuning::from_bytes(bytes).expect("a built-in tuning reads");
+        }
+    }
 
     fn home() -> PathBuf {
         std::env::var_os("WAYFINDER_HOME")
