@@ -250,19 +250,17 @@ pub(crate) fn environment(library: &Path) -> Result<ort::environment::Environmen
 /// The tuning `config` loads its model with, given the model file's `bytes`, and a hash of the
 /// tuning's own bytes.
 fn tuning_for(config: &ModelConfig, bytes: &[u8]) -> Result<Option<(Tuning, u64)>, EmbedError> {
-    let path = match &config.tuning {
-        ModelTuning::Untuned => return Ok(None),
-        ModelTuning::BuiltIn => {
-            let hash = tuning::model_hash(bytes);
-            return Ok(BUILT_IN_TUNINGS.iter().find_map(|tuning_bytes| {
-                let tuning = Tuning::from_bytes(tuning_bytes).ok()?;
-                tuning.check_base(&hash).ok()?;
-                Some((tuning, xxhash_rust::xxh3::xxh3_64(tuning_bytes)))
-            }));
-        }
-        ModelTuning::File(path) => path,
-    };
+    if config.tuning == ModelTuning::Untuned {
+        return Ok(None);
+    }
     let hash = tuning::model_hash(bytes);
+    let ModelTuning::File(path) = &config.tuning else {
+        return Ok(BUILT_IN_TUNINGS.iter().find_map(|tuning_bytes| {
+            let tuning = Tuning::from_bytes(tuning_bytes).ok()?;
+            tuning.check_base(&hash).ok()?;
+            Some((tuning, xxhash_rust::xxh3::xxh3_64(tuning_bytes)))
+        }));
+    };
     let file = std::fs::read(path).map_err(|e| EmbedError::Read {
         path: path.clone(),
         message: e.to_string(),
