@@ -182,31 +182,32 @@ impl Tuning {
             return None;
         }
         // f64, so the sums do not depend on their order (bench/fit/tune.py merges the same way).
+        // Row by row, adding one factor at a time to the whole row: each weight sums the same
+        // terms in the same order as a dot product would, and the compiler vectorizes the rows.
         let mut weight = vec![0f64; rows * columns];
-        for i in 0..rows {
-            for j in 0..columns {
-                let mut sum = f64::from(f32::from(quantized[i * columns + j]) * scale[j]);
-                for k in 0..u.rank {
-                    sum += f64::from(u.a[i * u.rank + k]) * f64::from(u.b[k * columns + j]);
+        let mut largest = vec![0f64; columns];
+        for (i, row) in weight.chunks_exact_mut(columns).enumerate() {
+            let own = &quantized[i * columns..(i + 1) * columns];
+            for ((w, &q), &s) in row.iter_mut().zip(own).zip(scale) {
+                *w = f64::from(f32::from(q) * s);
+            }
+            for (k, &a) in u.a[i * u.rank..(i + 1) * u.rank].iter().enumerate() {
+                let a = f64::from(a);
+                for (w, &b) in row.iter_mut().zip(&u.b[k * columns..(k + 1) * columns]) {
+                    *w += a * f64::from(b);
                 }
-                weight[i * columns + j] = sum;
+            }
+            for (m, w) in largest.iter_mut().zip(row.iter()) {
+                *m = m.max(w.abs());
             }
         }
-        let scales: Vec<f64> = (0..columns)
-            .map(|j| {
-                let largest = (0..rows)
-                    .map(|i| weight[i * columns + j].abs())
-                    .fold(0.0, f64::max);
-                largest.max(1e-12) / 127.0
-            })
-            .collect();
+        let scales: Vec<f64> = largest.iter().map(|m| m.max(1e-12) / 127.0).collect();
         let values = weight
-            .iter()
-            .enumerate()
-            .map(|(at, w)| {
-                (w / scales[at % columns])
-                    .round_ties_even()
-                    .clamp(-127.0, 127.0) as i8
+            .chunks_exact(columns)
+            .flat_map(|row| {
+                row.iter()
+                    .zip(&scales)
+                    .map(|(w, s)| (w / s).round_ties_even().clamp(-127.0, 127.0) as i8)
             })
             .collect();
         Some((values, scales.into_iter().map(|s| s as f32).collect()))
@@ -262,6 +263,54 @@ pub(crate) mod tests {
             .merged("other", &[1, -2, 3, 4], &[1.0, 0.5])
             .is_none());
         assert!(tuning.merged("w", &[1, -2, 3], &[1.0, 0.5]).is_none());
+    }
+
+    #[test]
+    fn merging_sums_each_weight_in_the_order_the_vector_cache_was_filled_with() {
+        // The cached vectors of a tuned model are keyed by the files, not by the merged weights:
+        // a faster merge must give them to the bit. Each weight is its int8 value times its
+        // scale, then each factor's product added in rank order.
+        let (rows, rank, columns) = (16, 3, 24);
+        let a: Vec<f32> = (0..rows * rank)
+            .map(|i| (i as f32 * 0.37).sin() / 7.0)
+            .collect();
+        let b: Vec<f32> = (0..rank * columns)
+            .map(|i| (i as f32 * 0.11).cos() / 9.0)
+            .collect();
+        let tuning = Tuning::from_bytes(&file(
+            &[
+                ("w.a", vec![rows, rank], a.clone()),
+                ("w.b", vec![rank, columns], b.clone()),
+            ],
+            Some("00"),
+        ))
+        .unwrap();
+        let quantized: Vec<i8> = (0..rows * columns)
+            .map(|i| (i * 37 % 255) as u8 as i8)
+            .collect();
+        let scale: Vec<f32> = (0..columns).map(|j| 0.001 + j as f32 * 1e-4).collect();
+        let expected: Vec<f64> = (0..rows * columns)
+            .map(|at| {
+                let (i, j) = (at / columns, at % columns);
+                let mut sum = f64::from(f32::from(quantized[at]) * scale[j]);
+                for k in 0..rank {
+                    sum += f64::from(a[i * rank + k]) * f64::from(b[k * columns + j]);
+                }
+                sum
+            })
+            .collect();
+        let (q, s) = tuning.merged("w", &quantized, &scale).unwrap();
+        for j in 0..columns {
+            let largest = (0..rows)
+                .map(|i| expected[i * columns + j].abs())
+                .fold(0.0, f64::max);
+            let step = largest / 127.0;
+            assert_eq!(s[j], step as f32);
+            for i in 0..rows {
+                let value = (expected[i * columns + j] / step).round_ties_even() as i8;
+                assert_eq!(q[i * columns + j], value, "row {i} column {j}");
+            }
+        }
     }
 
     #[test]
