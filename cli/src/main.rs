@@ -92,10 +92,23 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("wayfinder: {error:#}");
+            eprintln!("wayfinder: {}", chain(&error));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and each cause it does not already quote: most of the engine's errors name their
+/// cause in their own message, which `{:#}` would print twice.
+fn chain(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text = format!("{text}: {cause}");
+        }
+    }
+    text
 }
 
 fn run(command: Command) -> anyhow::Result<()> {

@@ -85,6 +85,15 @@ fn bad_input_exits_non_zero_naming_file_line_and_problem() {
         "{}",
         stderr(&missing)
     );
+    // The cause is said once, though the message quotes it and anyhow's chain holds it too.
+    assert_eq!(
+        stderr(&missing)
+            .matches("No such file or directory")
+            .count(),
+        1,
+        "{}",
+        stderr(&missing)
+    );
 
     let dir = std::env::temp_dir().join(format!("wayfinder-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
