@@ -2,7 +2,8 @@
 """Tunes the default embedding model on the question corpus: low-rank updates (LoRA) of every
 linear layer of all-MiniLM-L6-v2, fitted so a question's vector is nearest its members' documents.
 
-    bench/fit/tune.py [--work DIR] [--out DIR] [--folds a,b|all|none] [--wayfinder BIN]
+    bench/fit/tune.py [--work DIR] [--out DIR] [--folds a,b|all|none] [--no-all]
+                      [--set NAME=VALUE] [--wayfinder BIN]
 
 Reads what bench/fit/run.py wrote into DIR (the corpus questions merged per schema) and each
 schema's member documents (`wayfinder catalog --documents`), which it embeds with the untuned
@@ -42,6 +43,8 @@ BATCH = 16
 LEARNING_RATE = 5e-4
 TAU = 20.0
 HARD = 20
+# What `--set` may change, to measure one value leaving schemas out.
+SETTINGS = ("RANK", "EPOCHS", "BATCH", "LEARNING_RATE", "TAU", "HARD")
 QUESTION_TOKENS = 32
 DOCUMENT_TOKENS = 48
 HEADS = 12
@@ -302,7 +305,8 @@ def save_lora(path, lora, int8_names):
         tensors[int8_names[name] + ".a"] = a.astype(np.float16)
         tensors[int8_names[name] + ".b"] = b.astype(np.float16)
     base = model_hash(os.path.join(MODEL, "model.onnx"))
-    save_file(tensors, path, metadata={"base": base, "rank": str(RANK), "seed": str(SEED)})
+    settings = {name.lower(): str(globals()[name]) for name in SETTINGS}
+    save_file(tensors, path, metadata={"base": base, "seed": str(SEED), **settings})
 
 
 def main():
@@ -313,7 +317,15 @@ def main():
     parser.add_argument("--wayfinder", default=os.path.join(ROOT, "target", "release", "wayfinder"))
     parser.add_argument("--no-recall", action="store_true",
                         help="skip each fold's text-view R@5 (embedding the left-out schema's documents)")
+    parser.add_argument("--no-all", action="store_true", help="fit the folds only, not all.safetensors")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help=f"another value for one of the settings ({', '.join(SETTINGS)}), to measure it")
     args = parser.parse_args()
+    for setting in args.set:
+        name, _, value = setting.partition("=")
+        if name not in SETTINGS:
+            sys.exit(f"--set {setting}: no setting `{name}` (settings: {', '.join(SETTINGS)})")
+        globals()[name] = type(globals()[name])(json.loads(value))
     tuner = Tuner(args)
     os.makedirs(args.out, exist_ok=True)
     schemas = sorted({item[1] for item in tuner.items})
@@ -324,7 +336,8 @@ def main():
         if not args.no_recall:
             before, after = tuner.recall(lora, name)
             print(f"tune: without {name}: its text-view R@5 {before:.3f} -> {after:.3f}", flush=True)
-    save_lora(os.path.join(args.out, "all.safetensors"), tuner.fit(""), tuner.int8_names)
+    if not args.no_all:
+        save_lora(os.path.join(args.out, "all.safetensors"), tuner.fit(""), tuner.int8_names)
 
 
 if __name__ == "__main__":
