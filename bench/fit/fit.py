@@ -51,6 +51,16 @@ GBDT = dict(
 )
 
 
+def set_values(settings, assignments):
+    """Gives `settings` the values of `--set NAME=VALUE` assignments (VALUE is JSON); exits
+    naming an assignment to no setting."""
+    for assignment in assignments:
+        name, _, value = assignment.partition("=")
+        if name not in settings:
+            sys.exit(f"--set {assignment}: no setting `{name}` (settings: {', '.join(settings)})")
+        settings[name] = json.loads(value)
+
+
 def read_features(path):
     with open(path, encoding="utf-8") as lines:
         names = json.loads(next(lines))["names"]
@@ -172,11 +182,7 @@ def main():
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="another value for one of the boosted trees' settings (GBDT), to measure it")
     args = parser.parse_args()
-    for setting in args.set:
-        name, _, value = setting.partition("=")
-        if name not in GBDT:
-            sys.exit(f"--set {setting}: no setting `{name}` (settings: {', '.join(GBDT)})")
-        GBDT[name] = json.loads(value)
+    set_values(GBDT, args.set)
 
     names, questions = read_features(args.features)
     if args.no_pairs:

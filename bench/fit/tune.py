@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fit import set_values  # noqa: E402
 from run import HOME, ROOT, corpus_sets  # noqa: E402
 
 SEED = 20261128
@@ -321,11 +322,9 @@ def main():
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help=f"another value for one of the settings ({', '.join(SETTINGS)}), to measure it")
     args = parser.parse_args()
-    for setting in args.set:
-        name, _, value = setting.partition("=")
-        if name not in SETTINGS:
-            sys.exit(f"--set {setting}: no setting `{name}` (settings: {', '.join(SETTINGS)})")
-        globals()[name] = type(globals()[name])(json.loads(value))
+    settings = {name: globals()[name] for name in SETTINGS}
+    set_values(settings, args.set)
+    globals().update(settings)
     tuner = Tuner(args)
     os.makedirs(args.out, exist_ok=True)
     schemas = sorted({item[1] for item in tuner.items})

@@ -181,9 +181,9 @@ impl Tuning {
         if quantized.len() != rows * columns || scale.len() != columns {
             return None;
         }
-        // f64, so the sums do not depend on their order (bench/fit/tune.py merges the same way).
-        // Row by row, adding one factor at a time to the whole row: each weight sums the same
-        // terms in the same order as a dot product would, and the compiler vectorizes the rows.
+        // In f64 as bench/fit/tune.py merges; each weight adds its factors' products in rank
+        // order (the vectors cached under this tuning depend on it), a whole row at a time so
+        // the compiler vectorizes it.
         let mut weight = vec![0f64; rows * columns];
         let mut largest = vec![0f64; columns];
         for (i, row) in weight.chunks_exact_mut(columns).enumerate() {
