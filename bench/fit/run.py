@@ -74,6 +74,14 @@ def main():
     parser.add_argument("eval", nargs=argparse.REMAINDER, help="after `--`: more `wayfinder eval` arguments")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
+    if args.params:
+        # Read once: a `<(...)` path is a pipe, gone after the first eval and never passed on
+        # to a child process.
+        with open(args.params, encoding="utf-8") as given:
+            text = given.read()
+        args.params = os.path.join(args.work, "params.json")
+        with open(args.params, "w", encoding="utf-8") as copy:
+            copy.write(text)
     only = {s for s in args.schemas.split(",") if s}
     pairs = []
     runs = []
