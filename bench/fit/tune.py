@@ -45,7 +45,7 @@ LEARNING_RATE = 5e-4
 TAU = 20.0
 HARD = 20
 # What `--set` may change, to measure one value leaving schemas out.
-SETTINGS = ("RANK", "EPOCHS", "BATCH", "LEARNING_RATE", "TAU", "HARD")
+SETTINGS = ("RANK", "EPOCHS", "BATCH", "LEARNING_RATE", "TAU", "HARD", "SEED")
 QUESTION_TOKENS = 32
 DOCUMENT_TOKENS = 48
 HEADS = 12
@@ -307,7 +307,7 @@ def save_lora(path, lora, int8_names):
         tensors[int8_names[name] + ".b"] = b.astype(np.float16)
     base = model_hash(os.path.join(MODEL, "model.onnx"))
     settings = {name.lower(): str(globals()[name]) for name in SETTINGS}
-    save_file(tensors, path, metadata={"base": base, "seed": str(SEED), **settings})
+    save_file(tensors, path, metadata={"base": base, **settings})
 
 
 def main():
