@@ -8,7 +8,7 @@ linear layer of all-MiniLM-L6-v2, fitted so a question's vector is nearest its m
 Reads what bench/fit/run.py wrote into DIR (the corpus questions merged per schema) and each
 schema's member documents (`wayfinder catalog --documents`), which it embeds with the untuned
 model for the hard negatives (the members the untuned model puts nearest a question, not asked
-for). Both the questions and the documents go through the model being tuned (the engine embeds
+for; kept in DIR, so the next run with the same model and corpus reads them). Both the questions and the documents go through the model being tuned (the engine embeds
 both).
 
 Each step takes BATCH questions of one schema, their asked-for members and one hard negative each,
@@ -48,6 +48,8 @@ HARD = 20
 SETTINGS = ("RANK", "EPOCHS", "BATCH", "LEARNING_RATE", "TAU", "HARD", "SEED")
 QUESTION_TOKENS = 32
 DOCUMENT_TOKENS = 48
+# A member's document as the engine embeds it (its max_tokens) when the recall is measured.
+ENGINE_TOKENS = 256
 HEADS = 12
 MODEL = os.path.join(HOME, "models", "all-MiniLM-L6-v2-int8")
 LINEAR = ("attention.self.query", "attention.self.key", "attention.self.value",
@@ -193,8 +195,7 @@ class Tuner:
         self.questions = questions
         self.step = jax.jit(jax.value_and_grad(self._loss))
         self.embed_fn = jax.jit(lambda lora, ids, mask: forward(self.weights, lora, ids, mask))
-        # The untuned model's document vectors, made here (the vector cache may have pruned them).
-        self.base = {name: self.vectors({}, texts) for name, texts in self.texts.items()}
+        self.base = self.untuned_documents(args.work)
         vectors = embed(questions)
         self.hard = {}
         for qi, name, expected in self.items:
@@ -202,6 +203,21 @@ class Tuner:
             scores[expected] = -np.inf
             self.hard[qi] = np.argsort(-scores)[:HARD]
         self.base_questions = vectors
+
+    def untuned_documents(self, work):
+        """The untuned model's document vectors by schema: made here (the engine's vector cache may
+        have pruned them) once for a model and a corpus, then read from the work folder."""
+        import xxhash
+        key = xxhash.xxh3_64(model_hash(os.path.join(MODEL, "model.onnx")).encode())
+        for name in sorted(self.texts):
+            key.update(json.dumps([name, self.texts[name], ENGINE_TOKENS]).encode())
+        path = os.path.join(work, f"untuned-{key.hexdigest()}.npz")
+        if os.path.exists(path):
+            with np.load(path) as saved:
+                return {name: saved[name] for name in self.texts}
+        base = {name: self.vectors({}, texts) for name, texts in self.texts.items()}
+        np.savez(path, **base)
+        return base
 
     def encode(self, texts, length):
         ids = np.zeros((len(texts), length), np.int32)
@@ -260,7 +276,7 @@ class Tuner:
         print(f"tune: without {without or 'none'}: {step} steps, {time.time() - started:.0f} s", file=sys.stderr, flush=True)
         return {name: (np.asarray(a), np.asarray(b)) for name, (a, b) in lora.items()}
 
-    def vectors(self, lora, texts, limit=256, batch=64):
+    def vectors(self, lora, texts, limit=ENGINE_TOKENS, batch=64):
         """Unit vectors of `texts` (bucketed by length to bound padding)."""
         lengths = [min(len(self.tokenizer.encode(t).ids), limit) for t in texts]
         order = np.argsort(lengths, kind="stable")
