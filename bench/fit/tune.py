@@ -8,8 +8,8 @@ linear layer of all-MiniLM-L6-v2, fitted so a question's vector is nearest its m
 Reads what bench/fit/run.py wrote into DIR (the corpus questions merged per schema) and each
 schema's member documents (`wayfinder catalog --documents`), which it embeds with the untuned
 model for the hard negatives (the members the untuned model puts nearest a question, not asked
-for; kept in DIR, so the next run with the same model and corpus reads them). Both the questions and the documents go through the model being tuned (the engine embeds
-both).
+for; kept in DIR, so the next run with the same model and corpus reads them). Both the questions
+and the documents go through the model being tuned (the engine embeds both).
 
 Each step takes BATCH questions of one schema, their asked-for members and one hard negative each,
 and minimises the softmax cross-entropy of each question's member among the batch's documents
@@ -216,7 +216,9 @@ class Tuner:
             with np.load(path) as saved:
                 return {name: saved[name] for name in self.texts}
         base = {name: self.vectors({}, texts) for name, texts in self.texts.items()}
-        np.savez(path, **base)
+        with open(path + ".part", "wb") as out:  # a stopped run leaves no half-written file
+            np.savez(out, **base)
+        os.replace(path + ".part", path)
         return base
 
     def encode(self, texts, length):
