@@ -10,11 +10,12 @@ One tuning run's gain on a schema moves by about .05 R@5 from one run to the nex
 another rank); their average keeps what they share.
 
 Writes OUT/<name>.safetensors for every file name the folders have in common (each fold, and
-`all`), with the metadata of the first folder's file plus `soup` (the folders averaged). The
-parts must name the same model file (`base`).
+`all`), with the model file the parts were fitted on (`base`, which they must share) and `soup`:
+each part's path and settings.
 """
 
 import argparse
+import json
 import os
 import sys
 
@@ -44,7 +45,8 @@ def soup(paths):
         else:
             stacked = np.concatenate([t[name].astype(np.float32) for _, t in parts], axis=0)
             out[name] = (stacked / len(parts)).astype(np.float16)
-    return {**metadata, "soup": ",".join(paths)}, out
+    settings = {path: {k: v for k, v in m.items() if k != "base"} for path, (m, _) in zip(paths, parts)}
+    return {"base": metadata.get("base", ""), "soup": json.dumps(settings)}, out
 
 
 def main():
