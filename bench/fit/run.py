@@ -76,7 +76,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     if args.params:
         # Read once: a `<(...)` path is a pipe, gone after the first eval and never passed on
-        # to a child process.
+        # to a child process (and one shutil.copyfile refuses).
         with open(args.params, encoding="utf-8") as given:
             text = given.read()
         args.params = os.path.join(args.work, "params.json")
