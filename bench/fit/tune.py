@@ -3,7 +3,7 @@
 linear layer of all-MiniLM-L6-v2, fitted so a question's vector is nearest its members' documents.
 
     bench/fit/tune.py [--work DIR] [--out DIR] [--folds a,b|all|none] [--no-all]
-                      [--set NAME=VALUE] [--last DIR] [--wayfinder BIN]
+                      [--set NAME=VALUE] [--wayfinder BIN]
 
 Reads what bench/fit/run.py wrote into DIR (the corpus questions merged per schema) and each
 schema's member documents (`wayfinder catalog --documents`), which it embeds with the untuned
@@ -13,8 +13,7 @@ and the documents go through the model being tuned (the engine embeds both).
 
 Each step takes BATCH questions of one schema, their asked-for members and one hard negative each,
 and minimises the softmax cross-entropy of each question's member among the batch's documents
-(scaled by TAU); Adam on the LoRA factors only, the model's own weights fixed; seeded. What is
-written is the mean of the factors over the last AVERAGE of the steps (0: the last step's).
+(scaled by TAU); Adam on the LoRA factors only, the model's own weights fixed; seeded.
 
 Writes OUT/<schema>.safetensors fitted without that schema (run.py --models measures each
 schema with its fold, through `wayfinder eval --model-tuning`: the engine adds the factors to
@@ -45,12 +44,8 @@ BATCH = 16
 LEARNING_RATE = 5e-4
 TAU = 20.0
 HARD = 20
-# The fraction of the steps, at the end, over which the factors are averaged (0: the last step's
-# factors): Adam at a fixed rate ends wherever its last batches took it; the mean of its path
-# there is steadier.
-AVERAGE = 0.0
 # What `--set` may change, to measure one value leaving schemas out.
-SETTINGS = ("RANK", "EPOCHS", "BATCH", "LEARNING_RATE", "TAU", "HARD", "SEED", "AVERAGE")
+SETTINGS = ("RANK", "EPOCHS", "BATCH", "LEARNING_RATE", "TAU", "HARD", "SEED")
 QUESTION_TOKENS = 32
 DOCUMENT_TOKENS = 48
 # A member's document as the engine embeds it (its max_tokens) when the recall is measured.
@@ -245,8 +240,7 @@ class Tuner:
         return -jnp.mean(jnp.diagonal(jax.nn.log_softmax(scores, axis=1)))
 
     def fit(self, without):
-        """LoRA factors fitted on every schema but `without`: (the mean of the last AVERAGE of
-        the steps' factors, the last step's)."""
+        """LoRA factors fitted on every schema but `without`."""
         jax, jnp = self.jax, self.jnp
         rng = np.random.default_rng(SEED)
         lora = {}
@@ -260,9 +254,6 @@ class Tuner:
         for item in self.items:
             if item[1] != without:
                 by_schema.setdefault(item[1], []).append(item)
-        per_epoch = sum(len(items) // BATCH for items in by_schema.values())
-        first_averaged = min(int(EPOCHS * per_epoch * (1 - AVERAGE)), EPOCHS * per_epoch - 1)
-        mean, averaged = None, 0
         step, started = 0, time.time()
         for _ in range(EPOCHS):
             batches = []
@@ -284,14 +275,8 @@ class Tuner:
                 lora = jax.tree_util.tree_map(
                     lambda p, a, b: p - LEARNING_RATE * (a / (1 - 0.9 ** step)) / (jnp.sqrt(b / (1 - 0.999 ** step)) + 1e-8),
                     lora, m, v)
-                if step > first_averaged:
-                    averaged += 1
-                    mean = lora if mean is None else jax.tree_util.tree_map(
-                        lambda a, p: a + (p - a) / averaged, mean, lora)
-        print(f"tune: without {without or 'none'}: {step} steps ({averaged} averaged), {time.time() - started:.0f} s",
-              file=sys.stderr, flush=True)
-        as_numpy = lambda factors: {name: (np.asarray(a), np.asarray(b)) for name, (a, b) in factors.items()}
-        return as_numpy(mean), as_numpy(lora)
+        print(f"tune: without {without or 'none'}: {step} steps, {time.time() - started:.0f} s", file=sys.stderr, flush=True)
+        return {name: (np.asarray(a), np.asarray(b)) for name, (a, b) in lora.items()}
 
     def vectors(self, lora, texts, limit=ENGINE_TOKENS, batch=64):
         """Unit vectors of `texts` (bucketed by length to bound padding)."""
@@ -352,8 +337,6 @@ def main():
     parser.add_argument("--no-recall", action="store_true",
                         help="skip each fold's text-view R@5 (embedding the left-out schema's documents)")
     parser.add_argument("--no-all", action="store_true", help="fit the folds only, not all.safetensors")
-    parser.add_argument("--last", metavar="DIR",
-                        help="also write the last step's factors into DIR, to measure the averaging")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help=f"another value for one of the settings ({', '.join(SETTINGS)}), to measure it")
     args = parser.parse_args()
@@ -364,23 +347,14 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     schemas = sorted({item[1] for item in tuner.items})
     folds = schemas if args.folds == "all" else [] if args.folds == "none" else args.folds.split(",")
-    if args.last:
-        os.makedirs(args.last, exist_ok=True)
-
-    def fit_and_save(without, file):
-        lora, last = tuner.fit(without)
-        save_lora(os.path.join(args.out, file), lora, tuner.int8_names)
-        if args.last:
-            save_lora(os.path.join(args.last, file), last, tuner.int8_names)
-        return lora
-
     for name in folds:
-        lora = fit_and_save(name, f"{name}.safetensors")
+        lora = tuner.fit(name)
+        save_lora(os.path.join(args.out, f"{name}.safetensors"), lora, tuner.int8_names)
         if not args.no_recall:
             before, after = tuner.recall(lora, name)
             print(f"tune: without {name}: its text-view R@5 {before:.3f} -> {after:.3f}", flush=True)
     if not args.no_all:
-        fit_and_save("", "all.safetensors")
+        save_lora(os.path.join(args.out, "all.safetensors"), tuner.fit(""), tuner.int8_names)
 
 
 if __name__ == "__main__":
