@@ -11,9 +11,10 @@ model for the hard negatives (the members the untuned model puts nearest a quest
 for; kept in DIR, so the next run with the same model and corpus reads them). Both the questions
 and the documents go through the model being tuned (the engine embeds both).
 
-Each step takes BATCH questions of one schema, their asked-for members and one hard negative each,
-and minimises the softmax cross-entropy of each question's member among the batch's documents
-(scaled by TAU); Adam on the LoRA factors only, the model's own weights fixed; seeded.
+Each step takes BATCH questions of one schema, their asked-for members and NEGATIVES hard
+negatives each, and minimises the softmax cross-entropy of each question's member among the
+batch's documents (scaled by TAU); Adam on the LoRA factors only, the model's own weights fixed;
+seeded.
 
 Writes OUT/<schema>.safetensors fitted without that schema (run.py --models measures each
 schema with its fold, through `wayfinder eval --model-tuning`: the engine adds the factors to
