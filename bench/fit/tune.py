@@ -45,7 +45,7 @@ BATCH = 16
 LEARNING_RATE = 5e-4
 TAU = 20.0
 HARD = 20
-# Hard negatives drawn for each question of a step (of its HARD nearest).
+# Hard negatives drawn for each question of a step (of its HARD nearest, with replacement).
 NEGATIVES = 1
 # What `--set` may change, to measure one value leaving schemas out.
 SETTINGS = ("RANK", "EPOCHS", "BATCH", "LEARNING_RATE", "TAU", "HARD", "NEGATIVES", "SEED")
@@ -224,15 +224,11 @@ class Tuner:
         os.replace(path + ".part", path)
         return base
 
-    def encode(self, texts, length, bucket=None):
-        """Token ids and mask of `texts`, cut at `length`; with `bucket`, padded only to the
-        longest text rounded up to it (the masked padding changes no vector, it only costs)."""
-        encoded = [self.tokenizer.encode(text).ids[:length] for text in texts]
-        if bucket:
-            length = min(length, -(-max(map(len, encoded)) // bucket) * bucket)
+    def encode(self, texts, length):
         ids = np.zeros((len(texts), length), np.int32)
         mask = np.zeros((len(texts), length), np.int32)
-        for row, tokens in enumerate(encoded):
+        for row, text in enumerate(texts):
+            tokens = self.tokenizer.encode(text).ids[:length]
             if len(tokens) == length:
                 tokens[-1] = 102  # [SEP] ends a truncated text, as the tokenizer's own truncation does
             ids[row, :len(tokens)] = tokens
@@ -274,8 +270,8 @@ class Tuner:
                 asked = [int(rng.choice(item[2])) for item in batch]
                 negatives = [int(j) for item in batch
                              for j in rng.choice(self.hard[item[0]], NEGATIVES)]
-                qi, qm = self.encode([self.questions[item[0]] for item in batch], QUESTION_TOKENS, 16)
-                di, dm = self.encode([self.texts[name][j] for j in asked + negatives], DOCUMENT_TOKENS, 16)
+                qi, qm = self.encode([self.questions[item[0]] for item in batch], QUESTION_TOKENS)
+                di, dm = self.encode([self.texts[name][j] for j in asked + negatives], DOCUMENT_TOKENS)
                 loss, grad = self.step(lora, qi, qm, di, dm)
                 step += 1
                 m = jax.tree_util.tree_map(lambda a, g: 0.9 * a + 0.1 * g, m, grad)
