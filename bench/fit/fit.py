@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Fits the learned ranker on the corpus's candidates and measures it leaving one schema out.
 
-    bench/fit/fit.py FEATURES [--before ANSWERS] [--out MODEL.onnx] [--model gbdt|linear]
-                     [--drop a,b]
+    bench/fit/fit.py FEATURES [--extra FEATURES ...] [--before ANSWERS] [--out MODEL.onnx]
+                     [--model gbdt|linear] [--drop a,b]
 
 FEATURES is what `wayfinder eval --features` wrote over the whole corpus (bench/fit/run.sh runs
 it): a line naming the features, then one line per question with its candidates and their rows.
 ANSWERS is `wayfinder eval --out` of the same run: today's ranking, the "before" column.
+Each `--extra` is a dump of the same corpus through another tuning of the model: the same
+questions with other similarities, so more rows to fit on (left out with their schema as
+FEATURES' are, never measured); what is measured and shipped ranks with FEATURES' tuning.
 
 For every schema, a model is fitted on the other schemas' questions and scores the left-out
 schema's candidates; the figures per schema, per style and pooled are printed beside today's.
@@ -179,6 +182,9 @@ def main():
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--answers", help="write each question's left-out ranking here (top 10 and ranks found)")
     parser.add_argument("--no-pairs", action="store_true", help="fit without the description pairs")
+    parser.add_argument("--extra", action="append", default=[], metavar="FEATURES",
+                        help="another dump of the same corpus (another tuning's features) whose "
+                             "rows are fitted on, leaving out the same schema, and never measured")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="another value for one of the boosted trees' settings (GBDT), to measure it")
     args = parser.parse_args()
@@ -194,6 +200,14 @@ def main():
     names = [names[i] for i in kept]
     for q in questions:
         q["rows"] = q["rows"][:, kept]
+    extra = []
+    for path in args.extra:
+        extra_names, more = read_features(path)
+        if [n for n in extra_names if n not in dropped] != names:
+            sys.exit(f"--extra {path}: other features than {args.features}")
+        for q in more:
+            q["rows"] = q["rows"][:, [extra_names.index(n) for n in names]]
+        extra += [q for q in more if not (args.no_pairs and q["style"] == "description")]
     fit = fit_gbdt if args.model == "gbdt" else fit_linear
     schemas = sorted({q["schema"] for q in questions if q["style"] != "description"})
     before = {}
@@ -209,7 +223,7 @@ def main():
         # A schema's description pairs are fitted on when it is not the one left out, and never
         # measured.
         held = [q for q in questions if q["schema"] == schema and q["style"] != "description"]
-        model = fit([q for q in questions if q["schema"] != schema])
+        model = fit([q for q in questions + extra if q["schema"] != schema])
         for q in held:
             scores = score(model, q["rows"])
             after_found[q["id"]] = ranks_of(q, scores)
@@ -256,7 +270,7 @@ def main():
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(figures, f, indent=1)
     if args.out:
-        write_model(fit(questions), names, questions, args, figures)
+        write_model(fit(questions + extra), names, questions, args, figures)
 
 
 def calibration(model, questions):
@@ -285,8 +299,9 @@ def write_model(model, names, questions, args, figures):
     data = onnx_model.SerializeToString()
     with open(args.out, "wb") as f:
         f.write(data)
-    with open(args.features, "rb") as f:
-        corpus = hashlib.sha256(f.read()).hexdigest()
+    def sha256(path):
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
     meta = {
         "features": names,
         # The chance a question's candidate is expected: the pairs' candidates are not asked.
@@ -294,7 +309,8 @@ def write_model(model, names, questions, args, figures):
         "model": args.model,
         "settings": GBDT,
         "seed": SEED,
-        "features_sha256": corpus,
+        "features_sha256": sha256(args.features),
+        "extra_features_sha256": [sha256(path) for path in args.extra],
         "dropped": sorted(n for n in args.drop.split(",") if n),
         "model_sha256": hashlib.sha256(data).hexdigest(),
         "leave_one_schema_out": figures["pooled"],
