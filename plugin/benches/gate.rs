@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use http::HeaderMap;
 use wayfinder_plugin::config::Tenants;
-use wayfinder_plugin::gate::{Gate, Verdict};
-use wayfinder_plugin::request::{self, Incoming};
-use wayfinder_plugin::tenant::TenantResolver;
+use wayfinder_plugin::{
+    from_body, mentions_semantic_fields, Gate, Incoming, TenantResolver, Verdict,
+};
 use wayfinder_supergraph::{Catalog, CatalogOptions};
 
 const SAMPLES: usize = 20_000;
@@ -50,7 +50,7 @@ fn main() {
     let restricted = |body: &[u8]| {
         let tenant = resolver.resolve(&headers).expect("a tenant");
         assert_eq!(tenant.name.as_deref(), Some("public"));
-        let Ok(Incoming::Single(graphql)) = request::from_body(body) else {
+        let Ok(Incoming::Single(graphql)) = from_body(body) else {
             panic!("one request")
         };
         let query = graphql.query.expect("a query");
@@ -73,7 +73,7 @@ fn main() {
     for _ in 0..1000 {
         restricted(&typical);
     }
-    let whole = time(&|_| assert!(!request::mentions_semantic_fields(&typical)));
+    let whole = time(&|_| assert!(!mentions_semantic_fields(&typical)));
     let hit = time(&|_| restricted(&typical));
     let miss = time(&|i| restricted(&misses[i]));
     println!(

@@ -37,8 +37,13 @@ use tower::{BoxError, ServiceBuilder, ServiceExt};
 use wayfinder_supergraph::{Catalog, CatalogError, CatalogOptions};
 
 pub use config::Config;
+// What the in-process contract bench (plugin/benches/gate.rs) drives, named at the root so the
+// modules behind it can move.
+pub use gate::{Gate, Verdict};
+pub use request::{from_body, mentions_semantic_fields, GraphqlRequest, Incoming};
 use runtime::RuntimeError;
 use service::{Instance, InstanceError};
+pub use tenant::{Tenant, TenantResolver};
 
 /// Why the plugin cannot be built for a supergraph; the router stays on its previous pipeline.
 #[derive(Debug, thiserror::Error)]
