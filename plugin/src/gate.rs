@@ -30,8 +30,8 @@ use wayfinder_supergraph::{Catalog, Contract, ContractSchemaError};
 
 use crate::config::Limits;
 use crate::error::{Code, Refusal, RequestError};
-use crate::operation::{self, SemanticSchema, SemanticSchemaError};
-use crate::request::JsonMap;
+use crate::request::graphql::JsonMap;
+use crate::request::operation::{self, SemanticSchema, SemanticSchemaError};
 
 /// Verdicts kept per contract. One is a hash, two flags or a few error messages: a thousand
 /// cover the operations of most fleets of clients, and a miss costs one parse.

@@ -24,15 +24,17 @@ use wayfinder_supergraph::{Catalog, Contract};
 use wayfinder_workers::index::visibility::Visibility;
 use wayfinder_workers::Engine;
 
-use crate::answer::{self, Answering, RequestErrorOrField};
 use crate::config::{Config, Enforce};
-use crate::definitions::Scope;
 use crate::error::{Code, Refusal, RequestError};
 use crate::gate::{Gate, GateError, Verdict};
 use crate::metrics::Metrics;
-use crate::operation::{self, Forwarded, Parsed, Prepared, SemanticSchema, SemanticSchemaError};
 use crate::quota::Quotas;
-use crate::request::{self, GraphqlRequest, Incoming};
+use crate::request::answer::{self, Answering, RequestErrorOrField};
+use crate::request::definitions::Scope;
+use crate::request::graphql::{self, GraphqlRequest, Incoming};
+use crate::request::operation::{
+    self, Forwarded, Parsed, Prepared, SemanticSchema, SemanticSchemaError,
+};
 use crate::tenant::{Tenant, TenantResolver, TenantsError};
 
 /// Operations remembered by their persisted-query hash (those using the new fields, and those
@@ -238,16 +240,16 @@ impl Instance {
             Ok(gate) => gate,
             Err(error) => return respond(Reply::error(&error), context),
         };
-        let persisted = request::mentions_persisted_query(text) && !self.persisted_is_empty();
-        let semantic = request::mentions_semantic_fields(text);
+        let persisted = graphql::mentions_persisted_query(text) && !self.persisted_is_empty();
+        let semantic = graphql::mentions_semantic_fields(text);
         if gate.is_none() && !semantic && !persisted {
             let request = http::Request::from_parts(parts, router::body::from_bytes(bytes));
             return through(inner, router::Request::from((request, context))).await;
         }
         let incoming = if parts.method == Method::GET {
-            request::from_query_string(&query_string).map(Incoming::Single)
+            graphql::from_query_string(&query_string).map(Incoming::Single)
         } else {
-            request::from_body(&bytes)
+            graphql::from_body(&bytes)
         };
         // A restricted tenant's ordinary operations are only checked, and then the router
         // batches and answers them as it would anyone's (one context per entry, its `batching`
@@ -420,7 +422,7 @@ impl Instance {
                 admitted
             }
         };
-        if !local_introspection && !request::mentions_semantic_fields(query.as_bytes()) {
+        if !local_introspection && !graphql::mentions_semantic_fields(query.as_bytes()) {
             graphql.query = Some(query.to_string());
             return Outcome::PassThrough(graphql, scrub);
         }
@@ -610,7 +612,7 @@ impl Instance {
     async fn execute(
         &self,
         prepared: &Prepared,
-        variables: request::JsonMap,
+        variables: graphql::JsonMap,
         tenant: &Tenant,
         gate: Option<&Arc<Gate>>,
     ) -> Result<answer::Answered, RequestError> {
@@ -861,7 +863,7 @@ fn introspect_into(
         apollo_compiler::Node<apollo_compiler::executable::Operation>,
     )>,
     document: &apollo_compiler::validation::Valid<apollo_compiler::ExecutableDocument>,
-    variables: &request::JsonMap,
+    variables: &graphql::JsonMap,
 ) {
     let Some((gate, operation)) = introspection else {
         return;

@@ -12,7 +12,7 @@ use apollo_compiler::schema::{Component, ExtendedType, FieldDefinition, InputVal
 use apollo_compiler::{Name, Node};
 use wayfinder_supergraph::MemberKind;
 
-use crate::definitions::{fields_of, Scope};
+use crate::request::definitions::{fields_of, Scope};
 
 /// Most fields of a type a search hit uses a slice lists: its leaves (or an input type's
 /// required fields); the rest are counted in a comment that says how to see them.

@@ -16,9 +16,9 @@ use serde_json_bytes::Value;
 
 use super::slice::Slice;
 use super::Caller;
-use crate::definitions::normalized;
 use crate::error::{Code, Refusal, RequestError};
-use crate::operation;
+use crate::request::definitions::normalized;
+use crate::request::operation;
 
 /// Results `search` returns when `first` is not given: a page a model reads at a glance.
 pub const DEFAULT_FIRST: i32 = 5;

@@ -20,7 +20,7 @@ use serde_json_bytes::Value;
 
 use crate::config::Limits;
 use crate::error::{Code, Refusal, RequestError};
-use crate::request::{JsonMap, DEFINITIONS, SEARCH};
+use crate::request::graphql::{JsonMap, DEFINITIONS, SEARCH};
 
 /// The file name the router gives an operation, which error messages may show.
 pub(crate) const SOURCE_NAME: &str = "query.graphql";

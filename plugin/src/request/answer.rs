@@ -1,6 +1,6 @@
 //! Executes the plugin's part of an operation: `__search` asks the engine, `__definitions`
 //! looks coordinates up in the catalog the router serves, and apollo-compiler's execution
-//! walks whatever selection the client made below them (through [`crate::definitions`]).
+//! walks whatever selection the client made below them (through [`crate::request::definitions`]).
 //! A bad argument becomes a field error that carries an `extensions.code`.
 
 use std::cell::RefCell;
@@ -18,11 +18,11 @@ use wayfinder_workers::cursor::CursorError;
 use wayfinder_workers::{Engine, SearchError, SearchHit, SearchMode, SearchRequest};
 
 use crate::config::Limits;
-use crate::definitions::{self, Scope};
 use crate::error::{Code, RequestError};
 use crate::metrics::Metrics;
-use crate::operation::SemanticSchema;
-use crate::request::{JsonMap, DEFINITIONS, SEARCH};
+use crate::request::definitions::{self, Scope};
+use crate::request::graphql::{JsonMap, DEFINITIONS, SEARCH};
+use crate::request::operation::SemanticSchema;
 
 /// Everything one execution reads.
 pub struct Answering<'a> {

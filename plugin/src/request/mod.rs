@@ -1,0 +1,9 @@
+//! Reading and answering GraphQL operations: HTTP bytes -> GraphQL requests ([`graphql`]) -> a
+//! checked, split operation ([`operation`]) -> the plugin's part executed ([`answer`],
+//! [`definitions`]), then merged with the router's answer to the rest. Knows no tenant, gate or
+//! instance.
+
+pub mod answer;
+pub mod definitions;
+pub mod graphql;
+pub mod operation;
