@@ -5,22 +5,21 @@
 //! Data flows one way: the router hands [`Search::new`] the supergraph (at start and on every
 //! reload) -> a catalog ([`wayfinder_supergraph`]) -> the engine, shared across reloads
 //! ([`runtime`]), which indexes it in the background -> per request ([`service`]): HTTP ->
-//! GraphQL requests ([`request::graphql`]) -> the tenant ([`tenant`]) and what its contract lets it run
-//! and introspect ([`gate`]) -> a checked, split operation ([`request::operation`]) -> answers
-//! ([`request::answer`], [`request::definitions`]) merged with the router's. The [`mcp`] endpoint's tools reach
-//! the same path through the router's own HTTP entrance.
+//! GraphQL requests ([`request::graphql`]) -> the tenant ([`tenancy::tenant`]) and what its
+//! contract lets it run and introspect ([`tenancy::gate`]) -> a checked, split operation
+//! ([`request::operation`]) -> answers ([`request::answer`], [`request::definitions`]) merged
+//! with the router's. The [`mcp`] endpoint's tools reach the same path through the router's own
+//! HTTP entrance.
 //! Spans and [`metrics`] leave through the router's telemetry.
 
 pub mod config;
 pub mod error;
-pub mod gate;
 pub mod mcp;
 pub mod metrics;
-pub mod quota;
 pub mod request;
 pub mod runtime;
 pub mod service;
-pub mod tenant;
+pub mod tenancy;
 
 use std::sync::Arc;
 
@@ -36,11 +35,11 @@ use wayfinder_supergraph::{Catalog, CatalogError, CatalogOptions};
 pub use config::Config;
 // What the in-process contract bench (plugin/benches/gate.rs) drives, named at the root so the
 // modules behind it can move.
-pub use gate::{Gate, Verdict};
 pub use request::graphql::{from_body, mentions_semantic_fields, GraphqlRequest, Incoming};
 use runtime::RuntimeError;
 use service::{Instance, InstanceError};
-pub use tenant::{Tenant, TenantResolver};
+pub use tenancy::gate::{Gate, Verdict};
+pub use tenancy::tenant::{Tenant, TenantResolver};
 
 /// Why the plugin cannot be built for a supergraph; the router stays on its previous pipeline.
 #[derive(Debug, thiserror::Error)]

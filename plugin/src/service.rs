@@ -1,7 +1,7 @@
 //! The request path, in `router_service` (the router would reject `__search` when it validates
 //! the operation, which happens after this hook): a request that does not mention the new
 //! fields, from a tenant whose contract hides nothing, goes on untouched; a restricted tenant's
-//! is checked against its contract ([`crate::gate`]) and goes on as sent when allowed; one that
+//! is checked against its contract ([`crate::tenancy::gate`]) and goes on as sent when allowed; one that
 //! uses the new fields (or a restricted tenant's standard introspection) is parsed, checked
 //! against the plugin's own limits (the router's limits and introspection setting never see
 //! it), answered, and what remains of a mixed operation is forwarded to the router and merged.
@@ -26,16 +26,16 @@ use wayfinder_workers::Engine;
 
 use crate::config::{Config, Enforce};
 use crate::error::{Code, Refusal, RequestError};
-use crate::gate::{Gate, GateError, Verdict};
 use crate::metrics::Metrics;
-use crate::quota::Quotas;
 use crate::request::answer::{self, Answering, RequestErrorOrField};
 use crate::request::definitions::Scope;
 use crate::request::graphql::{self, GraphqlRequest, Incoming};
 use crate::request::operation::{
     self, Forwarded, Parsed, Prepared, SemanticSchema, SemanticSchemaError,
 };
-use crate::tenant::{Tenant, TenantResolver, TenantsError};
+use crate::tenancy::gate::{Gate, GateError, Verdict};
+use crate::tenancy::quota::Quotas;
+use crate::tenancy::tenant::{Tenant, TenantResolver, TenantsError};
 
 /// Operations remembered by their persisted-query hash (those using the new fields, and those
 /// of restricted tenants).
