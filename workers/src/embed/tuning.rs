@@ -9,9 +9,10 @@
 //! column. The graph, its size and the cost of a text do not change; the vectors do, so the
 //! tuning is part of the model's key (the cache, the ranker fitted for it, cursors).
 //!
-//! The file is safetensors: tensors `<int8 initializer>.a` and `.b` (f16 or f32), metadata
+//! The file is safetensors: tensors `<int8 initializer>.a` and `.b` (f16, f32 or i8), metadata
 //! `base`, the xxh3-64 (hex) of the model file the factors were fitted on. A tuning is only
-//! added to that file.
+//! added to that file. Int8 factors (half an f16 file's size) come with `<int8 initializer>.scale`
+//! (`[r]`): the update is `A diag(scale) B`.
 //!
 //! Flow: file bytes -> [`Tuning`] -> [`crate::embed::onnx_graph`] finds each named weight and
 //! its scale and replaces both with [`Tuning::merged`].
@@ -29,8 +30,10 @@ pub enum TuningError {
     NoBase,
     #[error("fitted on the model with hash {expected}, not this one ({actual})")]
     OtherModel { expected: String, actual: String },
-    #[error("tensor `{0}` is not f16 or f32")]
+    #[error("tensor `{0}` is not f16, f32 or i8")]
     Dtype(String),
+    #[error("`{name}` has int8 factors but no `{name}.scale` of shape [{rank}]")]
+    Unscaled { name: String, rank: usize },
     #[error("`{name}.a` and `{name}.b` do not make a low-rank update (shapes {a:?} and {b:?})")]
     Shape {
         name: String,
@@ -88,12 +91,13 @@ impl Tuning {
             .ok_or(TuningError::NoBase)?;
         let tensors =
             SafeTensors::deserialize(bytes).map_err(|e| TuningError::Format(e.to_string()))?;
-        // Each weight's `.a` and `.b`.
-        let mut halves: HashMap<String, [Option<Values>; 2]> = HashMap::new();
+        // Each weight's `.a`, `.b` and `.scale`, and whether a factor is int8.
+        let mut parts: HashMap<String, ([Option<Values>; 3], bool)> = HashMap::new();
         for (name, view) in tensors.tensors() {
-            let (weight, half) = match name.rsplit_once('.') {
+            let (weight, part) = match name.rsplit_once('.') {
                 Some((weight, "a")) => (weight, 0),
                 Some((weight, "b")) => (weight, 1),
+                Some((weight, "scale")) => (weight, 2),
                 _ => continue,
             };
             let values = match view.dtype() {
@@ -107,14 +111,16 @@ impl Tuning {
                     .chunks_exact(4)
                     .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                     .collect(),
+                Dtype::I8 if part < 2 => view.data().iter().map(|&b| f32::from(b as i8)).collect(),
                 _ => return Err(TuningError::Dtype(name)),
             };
-            halves.entry(weight.to_string()).or_default()[half] =
-                Some((view.shape().to_vec(), values));
+            let entry = parts.entry(weight.to_string()).or_default();
+            entry.0[part] = Some((view.shape().to_vec(), values));
+            entry.1 |= view.dtype() == Dtype::I8;
         }
         let mut updates = HashMap::new();
-        for (name, [a, b]) in halves {
-            let ((a_shape, a), (b_shape, b)) = match (a, b) {
+        for (name, ([a, b, scale], int8)) in parts {
+            let ((a_shape, mut a), (b_shape, b)) = match (a, b) {
                 (Some(a), Some(b)) => (a, b),
                 (None, _) => return Err(TuningError::Unpaired { name, half: 'b' }),
                 (_, None) => return Err(TuningError::Unpaired { name, half: 'a' }),
@@ -134,6 +140,15 @@ impl Tuning {
                 });
             }
             let columns = b_shape[1];
+            match scale {
+                Some((shape, scale)) if shape == [rank] => {
+                    for row in a.chunks_exact_mut(rank) {
+                        row.iter_mut().zip(&scale).for_each(|(a, s)| *a *= s);
+                    }
+                }
+                None if !int8 => {}
+                _ => return Err(TuningError::Unscaled { name, rank }),
+            }
             updates.insert(
                 name,
                 Update {
@@ -311,6 +326,42 @@ pub(crate) mod tests {
                 assert_eq!(q[i * columns + j], value, "row {i} column {j}");
             }
         }
+    }
+
+    #[test]
+    fn int8_factors_are_scaled_per_rank_component() {
+        // A = [[2], [-1]] and B = [[3, 1]] in int8, times 0.5: the update of the f32 file A B / 2.
+        let (a, b, scale) = ([2i8, -1], [3i8, 1], 0.5f32.to_le_bytes());
+        let int8 = |v: &[i8]| v.iter().map(|&x| x as u8).collect::<Vec<u8>>();
+        let (a, b) = (int8(&a), int8(&b));
+        let views = vec![
+            ("w.a", TensorView::new(Dtype::I8, vec![2, 1], &a).unwrap()),
+            ("w.b", TensorView::new(Dtype::I8, vec![1, 2], &b).unwrap()),
+            (
+                "w.scale",
+                TensorView::new(Dtype::F32, vec![1], &scale).unwrap(),
+            ),
+        ];
+        let base = Some(HashMap::from([("base".to_string(), "00".to_string())]));
+        let scaled =
+            Tuning::from_bytes(&safetensors::serialize(views.clone(), base.clone()).unwrap());
+        let float = Tuning::from_bytes(&file(
+            &[
+                ("w.a", vec![2, 1], vec![1.0, -0.5]),
+                ("w.b", vec![1, 2], vec![3.0, 1.0]),
+            ],
+            Some("00"),
+        ));
+        let weight = ([10i8, -20, 30, 40], [0.1f32, 0.2]);
+        assert_eq!(
+            scaled.unwrap().merged("w", &weight.0, &weight.1),
+            float.unwrap().merged("w", &weight.0, &weight.1)
+        );
+        let unscaled = safetensors::serialize(views[..2].to_vec(), base).unwrap();
+        assert!(matches!(
+            Tuning::from_bytes(&unscaled),
+            Err(TuningError::Unscaled { rank: 1, .. })
+        ));
     }
 
     #[test]
