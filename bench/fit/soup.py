@@ -14,8 +14,8 @@ scale per rank component (`<weight>.scale`, the update being A diag(scale) B): h
 f16 factors, a rounding far below the model's own int8 weights'.
 
 Writes OUT/<name>.safetensors for every file name the folders have in common (each fold, and
-`all`), with the model file the parts were fitted on (`base`, which they must share) and `soup`:
-each part's path and settings.
+`all`), with the model file the parts were fitted on (`base`, which they must share), `soup`:
+each part's path and settings, and `rank` and `factors` when `--rank` and `--int8` are given.
 """
 
 import argparse
@@ -30,7 +30,10 @@ from safetensors.numpy import save_file
 
 def read(path):
     with safe_open(path, "np") as tuning:
-        return tuning.metadata() or {}, {name: tuning.get_tensor(name) for name in tuning.keys()}
+        metadata, tensors = tuning.metadata() or {}, {name: tuning.get_tensor(name) for name in tuning.keys()}
+    if any(name.endswith(".scale") for name in tensors):
+        sys.exit(f"soup: {path} holds int8 factors; average the f16 tunings they were made from")
+    return metadata, tensors
 
 
 def truncate(a, b, rank):
@@ -67,6 +70,8 @@ def soup(paths, rank=None, int8=False):
         out[name] = np.concatenate([t[name].astype(np.float32) for _, t in parts], axis=1)
         out[b] = np.concatenate([t[b].astype(np.float32) for _, t in parts], axis=0) / len(parts)
         if rank:
+            if rank > out[name].shape[1]:
+                sys.exit(f"soup: --rank {rank} is above the parts' rank together ({out[name].shape[1]})")
             out[name], out[b], share = truncate(out[name], out[b], rank)
             kept = min(kept, share)
         if int8:
@@ -98,7 +103,8 @@ def main():
         metadata, tensors, kept = soup([os.path.join(d, name) for d in args.tuned], args.rank, args.int8)
         save_file(tensors, os.path.join(args.out, name), metadata=metadata)
         rank = next(t.shape[1] for n, t in tensors.items() if n.endswith(".a"))
-        print(f"soup: {name}: rank {rank}, at least {kept:.4f} of each update's squared norm", flush=True)
+        kept = f", at least {kept:.4f} of each update's squared norm" if args.rank else ""
+        print(f"soup: {name}: rank {rank}{kept}", flush=True)
 
 
 if __name__ == "__main__":

@@ -56,8 +56,8 @@ fn the_dev_sets_keep_their_figures() {
     }
     let pooled = score(pooled);
     println!("pooled: {:?}", pooled.overall);
-    // Pooled over 159 questions, one is 0.006 of recall: the floors are two questions below
-    // (R@5 137 of 159 now, 135 pass; R@10 145, 143 pass).
+    // Pooled over 159 questions, one is 0.006 of recall: the floors are two to three questions
+    // below (R@5 137 of 159 now, 134 pass; R@10 145, 142 pass).
     assert_at_least("pooled", &pooled.overall, [0.55, 0.84, 0.89, 0.67]);
     // Issue 6: each kind's recall@10, pooled, at least 0.70.
     for (kind, metrics) in &pooled.by_kind {

@@ -30,9 +30,11 @@ pub enum TuningError {
     NoBase,
     #[error("fitted on the model with hash {expected}, not this one ({actual})")]
     OtherModel { expected: String, actual: String },
-    #[error("tensor `{0}` is not f16, f32 or i8")]
+    #[error(
+        "tensor `{0}` is not of a type a tuning holds (factors f16, f32 or i8; scales f16 or f32)"
+    )]
     Dtype(String),
-    #[error("`{name}` has int8 factors but no `{name}.scale` of shape [{rank}]")]
+    #[error("`{name}.scale` is missing or not of shape [{rank}] (int8 factors need one)")]
     Unscaled { name: String, rank: usize },
     #[error("`{name}.a` and `{name}.b` do not make a low-rank update (shapes {a:?} and {b:?})")]
     Shape {
@@ -91,7 +93,7 @@ impl Tuning {
             .ok_or(TuningError::NoBase)?;
         let tensors =
             SafeTensors::deserialize(bytes).map_err(|e| TuningError::Format(e.to_string()))?;
-        // Each weight's `.a`, `.b` and `.scale`, and whether a factor is int8.
+        // An int8 factor is only usable with its weight's scale, so whether one is int8 is kept.
         let mut parts: HashMap<String, ([Option<Values>; 3], bool)> = HashMap::new();
         for (name, view) in tensors.tensors() {
             let (weight, part) = match name.rsplit_once('.') {
@@ -357,9 +359,19 @@ pub(crate) mod tests {
             scaled.unwrap().merged("w", &weight.0, &weight.1),
             float.unwrap().merged("w", &weight.0, &weight.1)
         );
-        let unscaled = safetensors::serialize(views[..2].to_vec(), base).unwrap();
+        let unscaled = safetensors::serialize(views[..2].to_vec(), base.clone()).unwrap();
         assert!(matches!(
             Tuning::from_bytes(&unscaled),
+            Err(TuningError::Unscaled { rank: 1, .. })
+        ));
+        let two = [0u8; 8];
+        let mut misshapen = views[..2].to_vec();
+        misshapen.push((
+            "w.scale",
+            TensorView::new(Dtype::F32, vec![2], &two).unwrap(),
+        ));
+        assert!(matches!(
+            Tuning::from_bytes(&safetensors::serialize(misshapen, base).unwrap()),
             Err(TuningError::Unscaled { rank: 1, .. })
         ));
     }
