@@ -34,10 +34,15 @@ tune rank8
 tune rank16 --set RANK=16
 tune seed1 --set SEED=1
 tune negatives2 --set NEGATIVES=2
-[ -f "$work/shipped/all.safetensors" ] || "$py" bench/fit/soup.py --out "$work/shipped" --rank 32 --int8 "$work/rank8" "$work/rank16" "$work/negatives2"
-[ -f "$work/float/all.safetensors" ] || "$py" bench/fit/soup.py --out "$work/float" "$work/rank8" "$work/rank16" "$work/negatives2"
-[ -f "$work/rank24/all.safetensors" ] || "$py" bench/fit/soup.py --out "$work/rank24" --rank 24 "$work/rank8" "$work/rank16" "$work/negatives2"
-[ -f "$work/other/all.safetensors" ] || "$py" bench/fit/soup.py --out "$work/other" "$work/rank8" "$work/rank16" "$work/seed1"
+average() {  # average NAME [soup.py OPTIONS] TUNING...
+  local out="$work/$1"; shift
+  [ -f "$out/all.safetensors" ] || "$py" bench/fit/soup.py --out "$out" "$@"
+}
+shipped=("$work/rank8" "$work/rank16" "$work/negatives2")
+average shipped --rank 32 --int8 "${shipped[@]}"
+average float "${shipped[@]}"
+average rank24 --rank 24 "${shipped[@]}"
+average other "$work/rank8" "$work/rank16" "$work/seed1"
 for tuning in shipped float rank24 other rank8 rank16 seed1 negatives2; do
   [ -f "$work/dump-$tuning/features.jsonl" ] ||
     python3 bench/fit/run.py --work "$work/dump-$tuning" --params "$untuned" --models "$work/$tuning"

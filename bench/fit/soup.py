@@ -65,18 +65,18 @@ def soup(paths, rank=None, int8=False):
         if tensors.keys() != first.keys():
             sys.exit(f"soup: {path} updates other weights than {paths[0]}")
     out, kept = {}, 1.0
-    for name in (n for n in first if n.endswith(".a")):
-        b = name[:-2] + ".b"
-        out[name] = np.concatenate([t[name].astype(np.float32) for _, t in parts], axis=1)
-        out[b] = np.concatenate([t[b].astype(np.float32) for _, t in parts], axis=0) / len(parts)
+    for weight in (n[:-2] for n in first if n.endswith(".a")):
+        a = np.concatenate([t[weight + ".a"].astype(np.float32) for _, t in parts], axis=1)
+        b = np.concatenate([t[weight + ".b"].astype(np.float32) for _, t in parts], axis=0) / len(parts)
         if rank:
-            if rank > out[name].shape[1]:
-                sys.exit(f"soup: --rank {rank} is above the parts' rank together ({out[name].shape[1]})")
-            out[name], out[b], share = truncate(out[name], out[b], rank)
+            if rank > a.shape[1]:
+                sys.exit(f"soup: --rank {rank} is above the parts' rank together ({a.shape[1]})")
+            a, b, share = truncate(a, b, rank)
             kept = min(kept, share)
         if int8:
-            out[name], out[b], out[name[:-2] + ".scale"] = quantize(out[name], out[b])
-    out = {name: t if t.dtype == np.int8 or name.endswith(".scale") else t.astype(np.float16) for name, t in out.items()}
+            out[weight + ".a"], out[weight + ".b"], out[weight + ".scale"] = quantize(a, b)
+        else:
+            out[weight + ".a"], out[weight + ".b"] = a.astype(np.float16), b.astype(np.float16)
     settings = {path: {k: v for k, v in m.items() if k != "base"} for path, (m, _) in zip(paths, parts)}
     metadata = {"base": metadata.get("base", ""), "soup": json.dumps(settings)}
     if rank:
