@@ -76,11 +76,9 @@ fn the_fitted_ranker_orders_what_a_search_answers() {
     assert!(engine.params().learned);
     let query = "how long is a book";
     let explained = engine.explain(query).expect("explains");
-    let runtime = engine_config(None).model.runtime;
-    let scores = Ranker::load(None, &runtime)
+    let scores = Ranker::load(None)
         .expect("the built-in ranker loads")
-        .score(&explained.rows)
-        .expect("scores");
+        .score(&explained.rows);
     assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)), "{scores:?}");
     let best = scores
         .iter()

@@ -319,10 +319,7 @@ impl Engine {
             .clone()
             .unwrap_or_else(|| Params::for_model(loaded_key));
         let ranker = match &query {
-            Some(_) if params.learned => Some(Ranker::load(
-                params.ranker.as_deref(),
-                &config.model.runtime,
-            )?),
+            Some(_) if params.learned => Some(Ranker::load(params.ranker.as_deref())?),
             _ => None,
         };
         let background = Background::start(

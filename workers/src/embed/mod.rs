@@ -10,7 +10,7 @@
 pub mod cache;
 pub mod math;
 pub mod model;
-mod onnx_graph;
+pub(crate) mod onnx_graph;
 pub mod shared_store;
 pub mod tokens;
 pub mod tuning;

@@ -20,6 +20,7 @@ pub(crate) mod page;
 pub mod params;
 pub mod score;
 pub mod stages;
+pub mod trees;
 
 use std::sync::Arc;
 
@@ -251,10 +252,7 @@ pub(crate) fn order(
         Some(ranker) => {
             span.record("learned", true);
             let (candidates, rows) = features(generation, gathered, visibility, params)?;
-            let scores = ranker.score(&rows).unwrap_or_else(|error| {
-                tracing::warn!(%error, "the ranker failed; ranking by the fused lists");
-                candidates.iter().map(|c| c.fused).collect()
-            });
+            let scores = ranker.score(&rows);
             let mut ranked: Vec<(MemberId, f32)> = candidates
                 .iter()
                 .zip(scores)
