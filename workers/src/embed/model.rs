@@ -258,7 +258,8 @@ fn tuning_for(config: &ModelConfig, bytes: &[u8]) -> Result<Option<(Tuning, u64)
         return Ok(BUILT_IN_TUNINGS.iter().find_map(|tuning_bytes| {
             let tuning = Tuning::from_bytes(tuning_bytes).ok()?;
             tuning.check_base(&hash).ok()?;
-            Some((tuning, xxhash_rust::xxh3::xxh3_64(tuning_bytes)))
+            let fingerprint = tuning.fingerprint();
+            Some((tuning, fingerprint))
         }));
     };
     let file = std::fs::read(path).map_err(|e| EmbedError::Read {
@@ -269,7 +270,8 @@ fn tuning_for(config: &ModelConfig, bytes: &[u8]) -> Result<Option<(Tuning, u64)
     tuning
         .check_base(&hash)
         .map_err(|e| tuning_error(config, e))?;
-    Ok(Some((tuning, xxhash_rust::xxh3::xxh3_64(&file))))
+    let fingerprint = tuning.fingerprint();
+    Ok(Some((tuning, fingerprint)))
 }
 
 /// `error` of `config`'s tuning, naming the model and the tuning.

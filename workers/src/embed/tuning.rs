@@ -74,6 +74,24 @@ type Values = (Vec<usize>, Vec<f32>);
 pub struct Tuning {
     base: String,
     updates: HashMap<String, Update>,
+    fingerprint: u64,
+}
+
+fn fingerprint(base: &str, tensors: &SafeTensors<'_>) -> u64 {
+    let mut tensors = tensors.tensors();
+    tensors.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(base.as_bytes());
+    for (name, view) in tensors {
+        hasher.update(&(name.len() as u64).to_le_bytes());
+        hasher.update(name.as_bytes());
+        hasher.update(view.dtype().to_string().as_bytes());
+        for dimension in view.shape() {
+            hasher.update(&(*dimension as u64).to_le_bytes());
+        }
+        hasher.update(view.data());
+    }
+    hasher.digest()
 }
 
 /// The hash a tuning file's `base` names a model file by.
@@ -93,6 +111,7 @@ impl Tuning {
             .ok_or(TuningError::NoBase)?;
         let tensors =
             SafeTensors::deserialize(bytes).map_err(|e| TuningError::Format(e.to_string()))?;
+        let fingerprint = fingerprint(&base, &tensors);
         // An int8 factor is only usable with its weight's scale, so whether one is int8 is kept.
         let mut parts: HashMap<String, ([Option<Values>; 3], bool)> = HashMap::new();
         for (name, view) in tensors.tensors() {
@@ -162,10 +181,22 @@ impl Tuning {
                 },
             );
         }
-        Ok(Tuning { base, updates })
+        Ok(Tuning {
+            base,
+            updates,
+            fingerprint,
+        })
     }
 
     /// Ok when the factors were fitted on the model file with these bytes' hash.
+    /// What the tuning changes in the vectors, hashed: its base and its tensors in name order.
+    /// The rest of the metadata (how it was fitted) and the order safetensors wrote the file in
+    /// (its writer does not keep the metadata's) are left out, so the same factors written twice
+    /// give the same model key.
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
     pub fn check_base(&self, model_hash: &str) -> Result<(), TuningError> {
         if self.base == model_hash {
             Ok(())
@@ -259,6 +290,34 @@ pub(crate) mod tests {
             .collect();
         let metadata = base.map(|b| HashMap::from([("base".to_string(), b.to_string())]));
         safetensors::serialize(views, metadata).unwrap()
+    }
+
+    #[test]
+    fn the_same_factors_written_twice_have_one_fingerprint() {
+        let tensors = [
+            ("w.a", vec![2, 1], vec![1.0, 0.0]),
+            ("w.b", vec![1, 2], vec![127.0, 0.0]),
+        ];
+        let fingerprint = |bytes: &[u8]| Tuning::from_bytes(bytes).unwrap().fingerprint();
+        let plain = file(&tensors, Some("00"));
+        let annotated = {
+            let parsed = SafeTensors::deserialize(&plain).unwrap();
+            let metadata = HashMap::from([
+                ("base".to_string(), "00".to_string()),
+                ("soup".to_string(), r#"{"seed": 1}"#.to_string()),
+            ]);
+            safetensors::serialize(parsed.tensors().into_iter().rev(), Some(metadata)).unwrap()
+        };
+        assert_ne!(plain, annotated);
+        assert_eq!(fingerprint(&plain), fingerprint(&annotated));
+        assert_ne!(
+            fingerprint(&plain),
+            fingerprint(&file(&tensors, Some("01"))),
+            "another base"
+        );
+        let mut moved = tensors.clone();
+        moved[0].2[1] = 0.5;
+        assert_ne!(fingerprint(&plain), fingerprint(&file(&moved, Some("00"))));
     }
 
     #[test]
