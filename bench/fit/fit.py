@@ -14,7 +14,7 @@ FEATURES' are, never measured); what is measured and shipped ranks with FEATURES
 For every schema, a model is fitted on the other schemas' questions and scores the left-out
 schema's candidates; the figures per schema, per style and pooled are printed beside today's.
 Then one model is fitted on every schema and written to MODEL (ONNX, a ranking score per
-candidate row; the engine runs it through ONNX Runtime) with MODEL.json beside it (feature
+candidate row; the engine reads its trees and evaluates them, workers/src/rank/trees.rs) with MODEL.json beside it (feature
 names, settings, the figures). `--drop` leaves features out of the fit and of MODEL: to measure
 a feature, or to fit a dump of an older build for this one (the engine refuses a ranker that
 reads other features than it computes). Everything is seeded: the same corpus gives the same

@@ -247,8 +247,8 @@ pub(crate) fn environment(library: &Path) -> Result<ort::environment::Environmen
     Ok(environment)
 }
 
-/// The tuning `config` loads its model with, given the model file's `bytes`, and a hash of the
-/// tuning's own bytes.
+/// The tuning `config` loads its model with, given the model file's `bytes`, and its
+/// [`Tuning::fingerprint`].
 fn tuning_for(config: &ModelConfig, bytes: &[u8]) -> Result<Option<(Tuning, u64)>, EmbedError> {
     if config.tuning == ModelTuning::Untuned {
         return Ok(None);

@@ -81,15 +81,21 @@ fn fingerprint(base: &str, tensors: &SafeTensors<'_>) -> u64 {
     let mut tensors = tensors.tensors();
     tensors.sort_by(|a, b| a.0.cmp(&b.0));
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    hasher.update(base.as_bytes());
-    for (name, view) in tensors {
-        hasher.update(&(name.len() as u64).to_le_bytes());
-        hasher.update(name.as_bytes());
-        hasher.update(view.dtype().to_string().as_bytes());
-        for dimension in view.shape() {
-            hasher.update(&(*dimension as u64).to_le_bytes());
-        }
-        hasher.update(view.data());
+    let mut field = |bytes: &[u8]| {
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    field(base.as_bytes());
+    for (name, view) in &tensors {
+        field(name.as_bytes());
+        field(view.dtype().to_string().as_bytes());
+        let shape: Vec<u8> = view
+            .shape()
+            .iter()
+            .flat_map(|d| (*d as u64).to_le_bytes())
+            .collect();
+        field(&shape);
+        field(view.data());
     }
     hasher.digest()
 }
@@ -188,15 +194,14 @@ impl Tuning {
         })
     }
 
-    /// Ok when the factors were fitted on the model file with these bytes' hash.
-    /// What the tuning changes in the vectors, hashed: its base and its tensors in name order.
-    /// The rest of the metadata (how it was fitted) and the order safetensors wrote the file in
-    /// (its writer does not keep the metadata's) are left out, so the same factors written twice
-    /// give the same model key.
+    /// The tuning hashed by its base and its tensors in name order: the rest of the metadata
+    /// (how it was fitted) and the order safetensors wrote the file in (its writer does not keep
+    /// the metadata's) are left out, so the same factors written twice give the same model key.
     pub fn fingerprint(&self) -> u64 {
         self.fingerprint
     }
 
+    /// Ok when the factors were fitted on the model file with these bytes' hash.
     pub fn check_base(&self, model_hash: &str) -> Result<(), TuningError> {
         if self.base == model_hash {
             Ok(())

@@ -231,7 +231,7 @@ const MEASURED: &[(u64, Measured)] = &[(DEFAULT_MODEL_KEY, Params::default)];
 
 /// The key of the default model as `scripts/setup` installs it (all-MiniLM-L6-v2, int8, mean
 /// pooling, 384 dimensions, 256 tokens) with its built-in tuning.
-pub const DEFAULT_MODEL_KEY: u64 = 0x2c60_ac62_509a_756e;
+pub const DEFAULT_MODEL_KEY: u64 = 0x8dc7_28be_c285_3f33;
 
 /// A [`Params`] the engine cannot rank with.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
