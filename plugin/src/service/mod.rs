@@ -12,27 +12,25 @@ use std::sync::{Arc, Mutex};
 use apollo_router::services::router;
 use apollo_router::Context;
 use bytes::Bytes;
-use futures::future::BoxFuture;
-use http::{HeaderValue, Method, StatusCode};
+use http::{Method, StatusCode};
 use http_body_util::BodyExt;
 use lru::LruCache;
 use serde_json_bytes::{json, Value};
 use sha2::{Digest, Sha256};
-use tower::{BoxError, ServiceExt};
+use tower::BoxError;
 use tracing::Instrument;
 use wayfinder_supergraph::{Catalog, Contract};
 use wayfinder_workers::index::visibility::Visibility;
 use wayfinder_workers::Engine;
 
 use crate::config::{Config, Enforce};
-use crate::error::{Code, Refusal, RequestError};
+use crate::error::{Code, RequestError};
 use crate::metrics::Metrics;
 use crate::request::answer::{self, Answering, RequestErrorOrField};
 use crate::request::definitions::Scope;
 use crate::request::graphql::{self, GraphqlRequest, Incoming};
-use crate::request::operation::{
-    self, Forwarded, Parsed, Prepared, SemanticSchema, SemanticSchemaError,
-};
+use crate::request::operation::{self, Parsed, Prepared, SemanticSchema, SemanticSchemaError};
+use crate::request::relay::{self, probe_introspection, respond, through, Inner, Reply};
 use crate::tenancy::gate::{Gate, GateError, Verdict};
 use crate::tenancy::quota::Quotas;
 use crate::tenancy::tenant::{Tenant, TenantResolver, TenantsError};
@@ -44,12 +42,6 @@ const PERSISTED_KEPT: usize = 1024;
 /// Longer operation texts are not remembered by their hash (memory stays bounded): a client
 /// naming one by its hash alone is asked for the text again.
 const PERSISTED_MAX_CHARS: usize = 64 * 1024;
-
-/// The inner router service, cloneable.
-pub type Inner = apollo_router::layers::unconstrained_buffer::UnconstrainedBuffer<
-    router::Request,
-    futures::future::BoxFuture<'static, Result<router::Response, BoxError>>,
->;
 
 /// One plugin instance: a configuration and the supergraph it was built with.
 pub struct Instance {
@@ -107,28 +99,6 @@ impl Scrub {
         if let Some(data) = body.get_mut("data") {
             self.gate
                 .scrub(&self.query, self.operation_name.as_deref(), data);
-        }
-    }
-}
-
-/// An answer for one GraphQL request.
-struct Reply {
-    status: StatusCode,
-    body: Value,
-}
-
-impl Reply {
-    fn refused(refusal: &Refusal) -> Self {
-        Reply {
-            status: refusal.status,
-            body: refusal.body(),
-        }
-    }
-
-    fn error(error: &RequestError) -> Self {
-        Reply {
-            status: error.code.status(),
-            body: json!({ "errors": [error.to_json()] }),
         }
     }
 }
@@ -345,16 +315,17 @@ impl Instance {
                 Err(error) => Reply::error(&error),
                 Ok(graphql) => match self.reply(graphql, parts, context, inner, gate).await {
                     Outcome::Answered(reply) => reply,
-                    Outcome::PassThrough(graphql, scrub) => self
-                        .send(graphql, parts, context, inner)
-                        .await
-                        .map(|mut reply| {
-                            if let Some(scrub) = scrub {
-                                scrub.data(&mut reply.body);
-                            }
-                            reply
-                        })
-                        .unwrap_or_else(|error| Reply::error(&error)),
+                    Outcome::PassThrough(graphql, scrub) => {
+                        relay::send(graphql, parts, context, inner)
+                            .await
+                            .map(|mut reply| {
+                                if let Some(scrub) = scrub {
+                                    scrub.data(&mut reply.body);
+                                }
+                                reply
+                            })
+                            .unwrap_or_else(|error| Reply::error(&error))
+                    }
                 },
             };
             replies.push(reply.body);
@@ -527,7 +498,7 @@ impl Instance {
         let forwarded = prepared
             .forwarded
             .as_ref()
-            .map(|forwarded| self.forward(forwarded, &graphql, parts, context, inner));
+            .map(|forwarded| relay::forward(forwarded, &graphql, parts, context, inner));
         let semantic = self.execute(&prepared, graphql.variables.clone(), &tenant, gate);
         let (answered, routed) = match forwarded {
             Some(forwarded) => {
@@ -677,59 +648,6 @@ impl Instance {
                 "the search task failed (see the router's log)",
             )
         })
-    }
-
-    /// Sends the router's part of a mixed operation through the rest of the pipeline.
-    async fn forward(
-        &self,
-        forwarded: &Forwarded,
-        graphql: &GraphqlRequest,
-        parts: &http::request::Parts,
-        context: &Context,
-        inner: &Inner,
-    ) -> Result<Reply, RequestError> {
-        let mut extensions = graphql.extensions.clone();
-        // The forwarded text is not the one the hash names.
-        extensions.remove("persistedQuery");
-        let body = GraphqlRequest {
-            query: Some(forwarded.query.clone()),
-            operation_name: forwarded.operation_name.clone(),
-            variables: forwarded.variables.clone(),
-            extensions,
-        };
-        self.send(body, parts, context, inner).await
-    }
-
-    async fn send(
-        &self,
-        graphql: GraphqlRequest,
-        parts: &http::request::Parts,
-        context: &Context,
-        inner: &Inner,
-    ) -> Result<Reply, RequestError> {
-        let body = serde_json::to_vec(&graphql.to_json()).map_err(|e| {
-            RequestError::new(
-                Code::Internal,
-                format!("cannot encode the forwarded request: {e}"),
-            )
-        })?;
-        let mut request = http::Request::builder()
-            .method(Method::POST)
-            .uri(parts.uri.path())
-            .version(parts.version)
-            .body(router::body::from_bytes(body))
-            .map_err(|e| RequestError::new(Code::Internal, e.to_string()))?;
-        *request.headers_mut() = parts.headers.clone();
-        request.headers_mut().remove(http::header::CONTENT_LENGTH);
-        request.headers_mut().insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        call(
-            router::Request::from((request, context.clone())),
-            inner.clone(),
-        )
-        .await
     }
 
     /// What the tenant named `tenant` sees.
@@ -912,104 +830,4 @@ async fn scrubbed(response: router::Response, scrub: &Scrub) -> Result<router::R
         parts,
         router::body::from_bytes(body),
     ))
-}
-
-/// Builds the HTTP response for a reply the plugin made.
-fn respond(reply: Reply, context: Context) -> Result<router::Response, BoxError> {
-    let mut response =
-        http::Response::builder()
-            .status(reply.status)
-            .body(router::body::from_bytes(
-                serde_json::to_vec(&reply.body).unwrap_or_default(),
-            ))?;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    router::Response::http_response_builder()
-        .response(response)
-        .context(context)
-        .build()
-}
-
-/// Asks the router itself whether it answers introspection (its setting, or `--dev`): `None`
-/// when its answer says neither.
-async fn probe_introspection(inner: &Inner) -> Option<bool> {
-    let body = r#"{"query":"{ __schema { queryType { name } } }"}"#;
-    let request = http::Request::builder()
-        .method(Method::POST)
-        .uri("/")
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(router::body::from_bytes(body))
-        .ok()?;
-    let response = through(
-        inner.clone(),
-        router::Request::from((request, Context::new())),
-    )
-    .await
-    .ok()?;
-    let bytes = response.response.into_body().collect().await.ok()?;
-    let answer = serde_json::from_slice::<serde_json::Value>(&bytes.to_bytes()).ok()?;
-    if answer
-        .pointer("/data/__schema/queryType/name")
-        .is_some_and(|name| name.is_string())
-    {
-        return Some(true);
-    }
-    (answer.pointer("/errors/0/extensions/code")
-        == Some(&serde_json::Value::from(
-            Code::IntrospectionDisabled.as_str(),
-        )))
-    .then_some(false)
-}
-
-/// Sends `request` through the rest of the router and reads its JSON answer.
-fn call(request: router::Request, inner: Inner) -> BoxFuture<'static, Result<Reply, RequestError>> {
-    Box::pin(async move {
-        let response = through(inner, request)
-            .await
-            .map_err(|e| RequestError::new(Code::Internal, format!("the router failed: {e}")))?;
-        let (parts, body) = response.response.into_parts();
-        let is_json = parts
-            .headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_none_or(|v| v.contains("json"));
-        if !is_json {
-            return Err(RequestError::new(
-                Code::UnsupportedResponse,
-                "the router answered the rest of the operation with a stream (@defer?), which \
-                 cannot be merged with __search or __definitions",
-            ));
-        }
-        let bytes = body
-            .collect()
-            .await
-            .map_err(|e| {
-                RequestError::new(
-                    Code::Internal,
-                    format!("the router's answer broke off: {e}"),
-                )
-            })?
-            .to_bytes();
-        let body = serde_json::from_slice(&bytes).map_err(|e| {
-            RequestError::new(
-                Code::UnsupportedResponse,
-                format!("the router's answer is not JSON: {e}"),
-            )
-        })?;
-        Ok(Reply {
-            status: parts.status,
-            body,
-        })
-    })
-}
-
-/// The rest of the router. A named future, not an `async` block: rustc cannot prove an async
-/// block holding the buffer's future `Send` for every lifetime (a known limitation).
-fn through(
-    inner: Inner,
-    request: router::Request,
-) -> BoxFuture<'static, Result<router::Response, BoxError>> {
-    Box::pin(inner.oneshot(request))
 }
