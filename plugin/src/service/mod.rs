@@ -31,7 +31,8 @@ use crate::request::definitions::Scope;
 use crate::request::graphql::{self, GraphqlRequest, Incoming};
 use crate::request::operation::{self, Parsed, Prepared, SemanticSchema, SemanticSchemaError};
 use crate::request::relay::{self, probe_introspection, respond, through, Inner, Reply};
-use crate::tenancy::gate::{Gate, GateError, Verdict};
+use crate::tenancy::admission::{admit, runs_as_sent, scrubbed, Admitted, Scrub};
+use crate::tenancy::gate::{Gate, GateError};
 use crate::tenancy::quota::Quotas;
 use crate::tenancy::tenant::{Tenant, TenantResolver, TenantsError};
 
@@ -85,22 +86,6 @@ enum Outcome {
     /// Not the plugin's: the router answers it (as received, for a request of its own), and
     /// its data is scrubbed of values the tenant's contract hides when needed.
     PassThrough(GraphqlRequest, Option<Scrub>),
-}
-
-/// A restricted tenant's operation whose data may hold enum values its contract hides.
-struct Scrub {
-    gate: Arc<Gate>,
-    query: Arc<str>,
-    operation_name: Option<String>,
-}
-
-impl Scrub {
-    fn data(&self, body: &mut Value) {
-        if let Some(data) = body.get_mut("data") {
-            self.gate
-                .scrub(&self.query, self.operation_name.as_deref(), data);
-        }
-    }
 }
 
 /// Why an instance cannot be built from its configuration and catalog.
@@ -712,67 +697,6 @@ impl Instance {
     }
 }
 
-/// What a restricted tenant's contract lets one operation do.
-#[derive(Default)]
-struct Admitted {
-    /// Its `__schema` and `__type` are answered from the contract: never the router's to
-    /// answer, which would show the whole API.
-    introspection: bool,
-    /// How its data must be scrubbed, if at all.
-    scrub: Option<Scrub>,
-}
-
-/// The contract's verdict on `query` (the text of `graphql`), with its variables' values
-/// checked when their types are narrowed; the reply when it is refused.
-fn admit(gate: &Arc<Gate>, query: &str, graphql: &GraphqlRequest) -> Result<Admitted, Reply> {
-    match gate.verdict(query) {
-        Verdict::Refused(refusal) => Err(Reply::refused(&refusal)),
-        Verdict::Allowed {
-            introspection,
-            narrowed_variables,
-            narrowed_outputs,
-        } => {
-            if narrowed_variables {
-                gate.check_variables(query, graphql.operation_name.as_deref(), &graphql.variables)
-                    .map_err(|error| Reply::error(&error))?;
-            }
-            Ok(Admitted {
-                introspection,
-                scrub: narrowed_outputs.then(|| Scrub {
-                    gate: Arc::clone(gate),
-                    query: Arc::from(query),
-                    operation_name: graphql.operation_name.clone(),
-                }),
-            })
-        }
-    }
-}
-
-/// Whether every operation of a restricted tenant's request is one the router may run and
-/// answer as it is: its text sent (no hash alone), admitted, without introspection or data to
-/// scrub.
-fn runs_as_sent(gate: &Arc<Gate>, incoming: &Incoming) -> bool {
-    let requests: Vec<Option<&GraphqlRequest>> = match incoming {
-        Incoming::Single(graphql) => vec![Some(graphql)],
-        Incoming::Batch(entries) => entries.iter().map(|e| e.as_ref().ok()).collect(),
-    };
-    requests.into_iter().all(|graphql| {
-        let Some(graphql) = graphql.filter(|g| g.persisted_query_hash().is_none()) else {
-            return false;
-        };
-        let Some(query) = graphql.query.as_deref() else {
-            return false;
-        };
-        matches!(
-            admit(gate, query, graphql),
-            Ok(Admitted {
-                introspection: false,
-                scrub: None
-            })
-        )
-    })
-}
-
 /// Adds the answer to `__schema` and `__type` from the tenant's contract to `answered`.
 fn introspect_into(
     answered: &mut answer::Answered,
@@ -794,40 +718,4 @@ fn introspect_into(
         }
         Err(error) => answered.errors.push(RequestErrorOrField::Request(error)),
     }
-}
-
-/// The router's `response` with its data scrubbed. A streamed answer (`@defer`, a
-/// subscription) is passed on as it is.
-async fn scrubbed(response: router::Response, scrub: &Scrub) -> Result<router::Response, BoxError> {
-    let router::Response {
-        response, context, ..
-    } = response;
-    let (mut parts, body) = response.into_parts();
-    let is_json = parts
-        .headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("json"));
-    let rebuilt = |response| {
-        router::Response::http_response_builder()
-            .response(response)
-            .context(context)
-            .build()
-    };
-    if !is_json {
-        return rebuilt(http::Response::from_parts(parts, body));
-    }
-    let bytes = body.collect().await?.to_bytes();
-    let body = match serde_json::from_slice::<Value>(&bytes) {
-        Ok(mut value) => {
-            scrub.data(&mut value);
-            parts.headers.remove(http::header::CONTENT_LENGTH);
-            Bytes::from(serde_json::to_vec(&value)?)
-        }
-        Err(_) => bytes,
-    };
-    rebuilt(http::Response::from_parts(
-        parts,
-        router::body::from_bytes(body),
-    ))
 }
