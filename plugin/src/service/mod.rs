@@ -1,22 +1,25 @@
-//! The request path, in `router_service` (the router would reject `__search` when it validates
-//! the operation, which happens after this hook): a request that does not mention the new
-//! fields, from a tenant whose contract hides nothing, goes on untouched; a restricted tenant's
-//! is checked against its contract ([`crate::tenancy::gate`]) and goes on as sent when allowed; one that
-//! uses the new fields (or a restricted tenant's standard introspection) is parsed, checked
-//! against the plugin's own limits (the router's limits and introspection setting never see
-//! it), answered, and what remains of a mixed operation is forwarded to the router and merged.
+//! The plugin instance, the hub a request re-enters: built per supergraph and configuration
+//! ([`Instance::new`]), it takes every request in `router_service` (the router would reject
+//! `__search` when it validates the operation, which happens after this hook). A request that
+//! does not mention the new fields, from a tenant whose contract hides nothing, goes on
+//! untouched; a restricted tenant's is checked against its contract
+//! ([`crate::tenancy::admission`]) and goes on as sent when allowed; the rest goes to
+//! [`dispatch`], request by request, and what the plugin answers to [`semantic`]: parsed,
+//! checked against the plugin's own limits (the router's limits and introspection setting
+//! never see it), answered, and what remains of a mixed operation forwarded to the router
+//! ([`crate::request::relay`]) and merged.
+
+mod dispatch;
+mod semantic;
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
 use apollo_router::services::router;
-use apollo_router::Context;
 use bytes::Bytes;
-use http::{Method, StatusCode};
+use http::Method;
 use http_body_util::BodyExt;
 use lru::LruCache;
-use serde_json_bytes::{json, Value};
-use sha2::{Digest, Sha256};
 use tower::BoxError;
 use tracing::Instrument;
 use wayfinder_supergraph::{Catalog, Contract};
@@ -26,15 +29,15 @@ use wayfinder_workers::Engine;
 use crate::config::{Config, Enforce};
 use crate::error::{Code, RequestError};
 use crate::metrics::Metrics;
-use crate::request::answer::{self, Answering, RequestErrorOrField};
 use crate::request::definitions::Scope;
-use crate::request::graphql::{self, GraphqlRequest, Incoming};
-use crate::request::operation::{self, Parsed, Prepared, SemanticSchema, SemanticSchemaError};
-use crate::request::relay::{self, probe_introspection, respond, through, Inner, Reply};
-use crate::tenancy::admission::{admit, runs_as_sent, scrubbed, Admitted, Scrub};
+use crate::request::graphql::{self, Incoming};
+use crate::request::operation::{SemanticSchema, SemanticSchemaError};
+use crate::request::relay::{respond, through, Inner, Reply};
+use crate::tenancy::admission::{runs_as_sent, scrubbed};
 use crate::tenancy::gate::{Gate, GateError};
 use crate::tenancy::quota::Quotas;
-use crate::tenancy::tenant::{Tenant, TenantResolver, TenantsError};
+use crate::tenancy::tenant::{TenantResolver, TenantsError};
+use dispatch::Outcome;
 
 /// Operations remembered by their persisted-query hash (those using the new fields, and those
 /// of restricted tenants).
@@ -78,14 +81,6 @@ pub struct View {
     pub schema: Arc<SemanticSchema>,
     /// What its contract lets it see.
     pub scope: Scope,
-}
-
-/// What to do with one GraphQL request.
-enum Outcome {
-    Answered(Reply),
-    /// Not the plugin's: the router answers it (as received, for a request of its own), and
-    /// its data is scrubbed of values the tenant's contract hides when needed.
-    PassThrough(GraphqlRequest, Option<Scrub>),
 }
 
 /// Why an instance cannot be built from its configuration and catalog.
@@ -276,365 +271,6 @@ impl Instance {
         self.persisted.lock().map_or(true, |p| p.is_empty())
     }
 
-    async fn reply_batch(
-        &self,
-        entries: Vec<Result<GraphqlRequest, RequestError>>,
-        parts: &http::request::Parts,
-        context: &Context,
-        inner: &Inner,
-        gate: Option<&Arc<Gate>>,
-    ) -> Reply {
-        let max = self.config.limits.max_batch;
-        if entries.len() > max {
-            return Reply::error(&RequestError::new(
-                Code::BatchTooLarge,
-                format!(
-                    "the batch has {} operations; at most {max} are accepted",
-                    entries.len()
-                ),
-            ));
-        }
-        let mut replies = Vec::with_capacity(entries.len());
-        for entry in entries {
-            let reply = match entry {
-                Err(error) => Reply::error(&error),
-                Ok(graphql) => match self.reply(graphql, parts, context, inner, gate).await {
-                    Outcome::Answered(reply) => reply,
-                    Outcome::PassThrough(graphql, scrub) => {
-                        relay::send(graphql, parts, context, inner)
-                            .await
-                            .map(|mut reply| {
-                                if let Some(scrub) = scrub {
-                                    scrub.data(&mut reply.body);
-                                }
-                                reply
-                            })
-                            .unwrap_or_else(|error| Reply::error(&error))
-                    }
-                },
-            };
-            replies.push(reply.body);
-        }
-        Reply {
-            status: StatusCode::OK,
-            body: Value::Array(replies),
-        }
-    }
-
-    /// Answers one GraphQL request, or hands it back when the router should.
-    async fn reply(
-        &self,
-        mut graphql: GraphqlRequest,
-        parts: &http::request::Parts,
-        context: &Context,
-        inner: &Inner,
-        gate: Option<&Arc<Gate>>,
-    ) -> Outcome {
-        let hash = graphql.persisted_query_hash().map(str::to_ascii_lowercase);
-        let query: Arc<str> = match (graphql.query.take(), &hash) {
-            (Some(query), Some(hash)) => {
-                if hex::encode(Sha256::digest(query.as_bytes())) != *hash {
-                    return Outcome::Answered(Reply::error(&RequestError::new(
-                        Code::PersistedQueryHashMismatch,
-                        "the persisted query's sha256Hash does not match its query",
-                    )));
-                }
-                Arc::from(query)
-            }
-            (Some(query), None) => Arc::from(query),
-            (None, Some(hash)) => {
-                let lookup = |kept: &Mutex<LruCache<String, Arc<str>>>| {
-                    kept.lock().ok().and_then(|mut p| p.get(hash).cloned())
-                };
-                let known = lookup(&self.persisted)
-                    .or_else(|| gate.and_then(|_| lookup(&self.gated_persisted)));
-                match (known, gate) {
-                    (Some(query), _) => query,
-                    (None, None) => return Outcome::PassThrough(graphql, None),
-                    // The text is needed to check it: the client sends it again (the
-                    // automatic persisted queries protocol).
-                    (None, Some(_)) => {
-                        return Outcome::Answered(Reply::error(&RequestError::new(
-                            Code::PersistedQueryNotFound,
-                            "PersistedQueryNotFound",
-                        )))
-                    }
-                }
-            }
-            (None, None) => return Outcome::PassThrough(graphql, None),
-        };
-        let Admitted {
-            introspection: local_introspection,
-            scrub,
-        } = match gate.map(|gate| admit(gate, &query, &graphql)) {
-            None => Admitted::default(),
-            Some(Err(reply)) => return Outcome::Answered(reply),
-            Some(Ok(admitted)) => {
-                if let Some(hash) = hash.as_ref().filter(|_| query.len() <= PERSISTED_MAX_CHARS) {
-                    if let Ok(mut kept) = self.gated_persisted.lock() {
-                        kept.put(hash.clone(), Arc::clone(&query));
-                    }
-                }
-                admitted
-            }
-        };
-        if !local_introspection && !graphql::mentions_semantic_fields(query.as_bytes()) {
-            graphql.query = Some(query.to_string());
-            return Outcome::PassThrough(graphql, scrub);
-        }
-        let prepared = match operation::prepare(
-            gate.map_or(&self.schema, |gate| &gate.semantic),
-            &query,
-            graphql.operation_name.as_deref(),
-            &graphql.variables,
-            local_introspection,
-            &self.config.limits,
-        ) {
-            Err(refusal) => return Outcome::Answered(Reply::refused(&refusal)),
-            Ok(Parsed::PassThrough) => {
-                graphql.query = Some(query.to_string());
-                return Outcome::PassThrough(graphql, scrub);
-            }
-            Ok(Parsed::Semantic(prepared)) => prepared,
-        };
-        if let Some(hash) = hash.filter(|_| query.len() <= PERSISTED_MAX_CHARS) {
-            if let Ok(mut persisted) = self.persisted.lock() {
-                persisted.put(hash, Arc::clone(&query));
-            }
-        }
-        let mut reply = self
-            .answer(prepared, graphql, parts, context, inner, gate)
-            .await
-            .unwrap_or_else(|error| Reply::error(&error));
-        // The plugin's own part holds no value of the API's enums: the whole answer can be
-        // scrubbed with the whole operation.
-        if let Some(scrub) = scrub {
-            scrub.data(&mut reply.body);
-        }
-        Outcome::Answered(reply)
-    }
-
-    async fn answer(
-        &self,
-        prepared: Prepared,
-        graphql: GraphqlRequest,
-        parts: &http::request::Parts,
-        context: &Context,
-        inner: &Inner,
-        gate: Option<&Arc<Gate>>,
-    ) -> Result<Reply, RequestError> {
-        let span = tracing::Span::current();
-        let tenant = match &self.tenants {
-            None => Tenant {
-                name: None,
-                filter: Default::default(),
-            },
-            Some(tenants) => tenants.resolve(&parts.headers)?,
-        };
-        if let Some(name) = &tenant.name {
-            span.record("tenant", name.as_str());
-        }
-        span.record("semantic_fields", prepared.semantic_fields);
-        if prepared.introspection.is_some() {
-            // As the router answers everyone else.
-            if prepared.forwarded.is_some() {
-                return Err(RequestError::new(
-                    Code::MixedIntrospection,
-                    "Mixed queries with both schema introspection and concrete fields are not \
-                     supported yet: https://github.com/apollographql/router/issues/2789",
-                ));
-            }
-            if !self.introspection_allowed(inner).await {
-                return Err(RequestError::new(
-                    Code::IntrospectionDisabled,
-                    "introspection has been disabled",
-                ));
-            }
-        }
-        if prepared.semantic_fields > 0 && !self.introspection_allowed(inner).await {
-            return Err(RequestError::new(
-                Code::IntrospectionDisabled,
-                "introspection has been disabled, and with it __search and __definitions",
-            ));
-        }
-        if prepared.semantic_fields > self.config.limits.max_fields {
-            return Err(RequestError::new(
-                Code::TooManyFields,
-                format!(
-                    "the operation uses __search and __definitions {} times; at most {} are accepted",
-                    prepared.semantic_fields, self.config.limits.max_fields
-                ),
-            ));
-        }
-        let checked = prepared
-            .introspection
-            .as_ref()
-            .unwrap_or(&prepared.semantic);
-        apollo_compiler::introspection::check_max_depth(&prepared.document, checked)
-            .map_err(|e| RequestError::new(Code::DepthLimit, e.message().to_string()))?;
-        if let Some(name) = tenant
-            .name
-            .as_ref()
-            .filter(|_| prepared.semantic_fields > 0)
-        {
-            self.quotas.take(name, prepared.semantic_fields)?;
-        }
-
-        let forwarded = prepared
-            .forwarded
-            .as_ref()
-            .map(|forwarded| relay::forward(forwarded, &graphql, parts, context, inner));
-        let semantic = self.execute(&prepared, graphql.variables.clone(), &tenant, gate);
-        let (answered, routed) = match forwarded {
-            Some(forwarded) => {
-                let (answered, routed) = tokio::join!(semantic, forwarded);
-                (answered, Some(routed))
-            }
-            None => (semantic.await, None),
-        };
-        let answered = answered?;
-        span.record("hits", answered.hits);
-        if let Some(generation) = answered.generation {
-            span.record("generation", generation);
-            span.record("lexical_only", answered.lexical_only);
-        }
-
-        let mut errors: Vec<Value> = Vec::new();
-        let mut request_error = None;
-        for error in answered.errors {
-            match error {
-                RequestErrorOrField::Request(error) => {
-                    errors.push(error.to_json());
-                    request_error.get_or_insert(error.code);
-                }
-                RequestErrorOrField::Field(error) => {
-                    errors.push(serde_json_bytes::to_value(&error).unwrap_or(Value::Null))
-                }
-            }
-        }
-        if let Some(code) = request_error {
-            return Ok(Reply {
-                status: code.status(),
-                body: json!({ "errors": errors }),
-            });
-        }
-        let router_data = match routed {
-            None => None,
-            Some(Err(error)) => return Err(error),
-            Some(Ok(routed)) => {
-                let Value::Object(mut body) = routed.body else {
-                    return Err(RequestError::new(
-                        Code::UnsupportedResponse,
-                        "the router's answer to the rest of the operation is not a JSON object",
-                    ));
-                };
-                if let Some(Value::Array(router_errors)) = body.remove("errors") {
-                    errors.extend(router_errors);
-                }
-                match body.remove("data") {
-                    // A request error on the router's side (its validation, for instance)
-                    // means the operation as a whole did not run.
-                    None => {
-                        return Ok(Reply {
-                            status: routed.status,
-                            body: json!({ "errors": errors }),
-                        })
-                    }
-                    Some(data) => Some(data),
-                }
-            }
-        };
-        let data = operation::merge_data(&prepared.response_keys, answered.data, router_data);
-        let mut body = json!({ "data": data });
-        if let Some(object) = body.as_object_mut() {
-            if !errors.is_empty() {
-                object.insert("errors", Value::Array(errors));
-            }
-            if answered.overloaded {
-                object.insert(
-                    "extensions",
-                    json!({ "wayfinder": { "overloaded": true, "mode": "lexical" } }),
-                );
-            }
-        }
-        Ok(Reply {
-            status: StatusCode::OK,
-            body,
-        })
-    }
-
-    /// Runs the plugin's part on the engine's background threads (it embeds, searches and
-    /// walks the schema: milliseconds of CPU).
-    async fn execute(
-        &self,
-        prepared: &Prepared,
-        variables: graphql::JsonMap,
-        tenant: &Tenant,
-        gate: Option<&Arc<Gate>>,
-    ) -> Result<answer::Answered, RequestError> {
-        let introspection = gate.cloned().zip(prepared.introspection.clone());
-        if prepared.semantic_fields == 0 {
-            // Introspection alone: the engine's threads are for searches, which may be busy.
-            let document = Arc::clone(&prepared.document);
-            return self
-                .blocking(move || {
-                    let mut answered = answer::Answered {
-                        data: Some(Value::Object(Default::default())),
-                        ..Default::default()
-                    };
-                    introspect_into(&mut answered, introspection, &document, &variables);
-                    answered
-                })
-                .await;
-        }
-        let schema = Arc::clone(gate.map_or(&self.schema, |gate| &gate.semantic));
-        let document = Arc::clone(&prepared.document);
-        let operation = Arc::clone(&prepared.semantic);
-        let engine = Arc::clone(&self.engine);
-        let limits = self.config.limits.clone();
-        let filter = (!tenant.filter.is_unfiltered()).then(|| tenant.filter.clone());
-        let definitions = self.scope(tenant.name.as_deref());
-        let tenant = tenant.name.clone().unwrap_or_default();
-        let metrics = self.metrics.clone();
-        let span = tracing::Span::current();
-        let (sender, answered) = tokio::sync::oneshot::channel();
-        let queued = std::time::Instant::now();
-        let job = move || {
-            let _entered = span.enter();
-            // Time spent waiting for a background thread counts against the search's wait.
-            let mut limits = limits;
-            limits.max_search_wait = limits.max_search_wait.saturating_sub(queued.elapsed());
-            let mut answered = answer::execute(&Answering {
-                schema: &schema,
-                document: &document,
-                operation: &operation,
-                variables: &variables,
-                engine: &engine,
-                limits: &limits,
-                filter: filter.as_ref(),
-                definitions: &definitions,
-                tenant: &tenant,
-                metrics: &metrics,
-            });
-            introspect_into(&mut answered, introspection, &document, &variables);
-            let _ = sender.send(answered);
-        };
-        // On the engine's low-priority threads: under a flood of searches, ordinary requests
-        // keep the cores.
-        self.engine.background().spawn(job).map_err(|full| {
-            RequestError::new(
-                Code::Overloaded,
-                format!("the gateway is busy with other searches: {full}; retry later"),
-            )
-        })?;
-        answered.await.map_err(|_| {
-            RequestError::new(
-                Code::Internal,
-                "the search task failed (see the router's log)",
-            )
-        })
-    }
-
     /// What the tenant named `tenant` sees.
     fn scope(&self, tenant: Option<&str>) -> Scope {
         Scope {
@@ -674,48 +310,5 @@ impl Instance {
                 "a schema task failed (see the router's log)",
             )
         })
-    }
-
-    async fn introspection_allowed(&self, inner: &Inner) -> bool {
-        if let Some(allowed) = self.config.introspection {
-            return allowed;
-        }
-        // Only a definite answer is kept: a probe refused for another reason (not ready, a
-        // coprocessor) counts as "off" for this request and is asked again on the next.
-        self.introspection
-            .get_or_try_init(|| async {
-                let allowed = probe_introspection(inner).await.ok_or(())?;
-                tracing::info!(
-                    allowed,
-                    "wayfinder.search: follows the router's introspection setting"
-                );
-                Ok::<bool, ()>(allowed)
-            })
-            .await
-            .copied()
-            .unwrap_or(false)
-    }
-}
-
-/// Adds the answer to `__schema` and `__type` from the tenant's contract to `answered`.
-fn introspect_into(
-    answered: &mut answer::Answered,
-    introspection: Option<(
-        Arc<Gate>,
-        apollo_compiler::Node<apollo_compiler::executable::Operation>,
-    )>,
-    document: &apollo_compiler::validation::Valid<apollo_compiler::ExecutableDocument>,
-    variables: &graphql::JsonMap,
-) {
-    let Some((gate, operation)) = introspection else {
-        return;
-    };
-    match gate.introspect(document, &operation, variables) {
-        Ok(fields) => {
-            if let Some(Value::Object(data)) = &mut answered.data {
-                data.extend(fields);
-            }
-        }
-        Err(error) => answered.errors.push(RequestErrorOrField::Request(error)),
     }
 }
