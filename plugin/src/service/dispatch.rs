@@ -2,11 +2,10 @@
 //! looked up), admitted by the tenant's gate, then answered here ([`Instance::answer`]) or
 //! handed back for the router to answer ([`Outcome::PassThrough`]).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use apollo_router::Context;
 use http::StatusCode;
-use lru::LruCache;
 use serde_json_bytes::Value;
 use sha2::{Digest, Sha256};
 
@@ -17,7 +16,7 @@ use crate::request::relay::{self, Inner, Reply};
 use crate::tenancy::admission::{admit, Admitted, Scrub};
 use crate::tenancy::gate::Gate;
 
-use super::{Instance, PERSISTED_MAX_CHARS};
+use super::Instance;
 
 /// What to do with one GraphQL request.
 pub(super) enum Outcome {
@@ -95,12 +94,7 @@ impl Instance {
             }
             (Some(query), None) => Arc::from(query),
             (None, Some(hash)) => {
-                let lookup = |kept: &Mutex<LruCache<String, Arc<str>>>| {
-                    kept.lock().ok().and_then(|mut p| p.get(hash).cloned())
-                };
-                let known = lookup(&self.persisted)
-                    .or_else(|| gate.and_then(|_| lookup(&self.gated_persisted)));
-                match (known, gate) {
+                match (self.persisted.lookup(hash, gate.is_some()), gate) {
                     (Some(query), _) => query,
                     (None, None) => return Outcome::PassThrough(graphql, None),
                     // The text is needed to check it: the client sends it again (the
@@ -122,10 +116,8 @@ impl Instance {
             None => Admitted::default(),
             Some(Err(reply)) => return Outcome::Answered(reply),
             Some(Ok(admitted)) => {
-                if let Some(hash) = hash.as_ref().filter(|_| query.len() <= PERSISTED_MAX_CHARS) {
-                    if let Ok(mut kept) = self.gated_persisted.lock() {
-                        kept.put(hash.clone(), Arc::clone(&query));
-                    }
+                if let Some(hash) = &hash {
+                    self.persisted.remember_gated(hash.clone(), &query);
                 }
                 admitted
             }
@@ -149,10 +141,8 @@ impl Instance {
             }
             Ok(Parsed::Semantic(prepared)) => prepared,
         };
-        if let Some(hash) = hash.filter(|_| query.len() <= PERSISTED_MAX_CHARS) {
-            if let Ok(mut persisted) = self.persisted.lock() {
-                persisted.put(hash, Arc::clone(&query));
-            }
+        if let Some(hash) = hash {
+            self.persisted.remember(hash, &query);
         }
         let mut reply = self
             .answer(prepared, graphql, parts, context, inner, gate)

@@ -10,16 +10,15 @@
 //! ([`crate::request::relay`]) and merged.
 
 mod dispatch;
+mod persisted;
 mod semantic;
 
-use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use apollo_router::services::router;
 use bytes::Bytes;
 use http::Method;
 use http_body_util::BodyExt;
-use lru::LruCache;
 use tower::BoxError;
 use tracing::Instrument;
 use wayfinder_supergraph::{Catalog, Contract};
@@ -38,14 +37,7 @@ use crate::tenancy::gate::{Gate, GateError};
 use crate::tenancy::quota::Quotas;
 use crate::tenancy::tenant::{TenantResolver, TenantsError};
 use dispatch::Outcome;
-
-/// Operations remembered by their persisted-query hash (those using the new fields, and those
-/// of restricted tenants).
-const PERSISTED_KEPT: usize = 1024;
-
-/// Longer operation texts are not remembered by their hash (memory stays bounded): a client
-/// naming one by its hash alone is asked for the text again.
-const PERSISTED_MAX_CHARS: usize = 64 * 1024;
+use persisted::Persisted;
 
 /// One plugin instance: a configuration and the supergraph it was built with.
 pub struct Instance {
@@ -64,9 +56,7 @@ pub struct Instance {
     pub metrics: Metrics,
     /// Each tenant's token bucket, for those with a `rate_limit`.
     pub quotas: Quotas,
-    persisted: Mutex<LruCache<String, Arc<str>>>,
-    /// Operation texts restricted tenants sent with a persisted-query hash.
-    gated_persisted: Mutex<LruCache<String, Arc<str>>>,
+    persisted: Persisted,
     /// Introspections answered from a contract at once: one per core, the rest wait.
     introspecting: tokio::sync::Semaphore,
 }
@@ -142,11 +132,6 @@ impl Instance {
             None => Default::default(),
         };
         let quotas = Quotas::new(config.tenants.as_ref());
-        let kept = || {
-            Mutex::new(LruCache::new(
-                NonZeroUsize::new(PERSISTED_KEPT).unwrap_or(NonZeroUsize::MIN),
-            ))
-        };
         Ok(Instance {
             quotas,
             config,
@@ -158,8 +143,7 @@ impl Instance {
             gates,
             introspection: tokio::sync::OnceCell::new(),
             metrics: Metrics::default(),
-            persisted: kept(),
-            gated_persisted: kept(),
+            persisted: Persisted::new(),
             introspecting: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(1, |n| n.get()),
             ),
@@ -190,7 +174,7 @@ impl Instance {
             Ok(gate) => gate,
             Err(error) => return respond(Reply::error(&error), context),
         };
-        let persisted = graphql::mentions_persisted_query(text) && !self.persisted_is_empty();
+        let persisted = graphql::mentions_persisted_query(text) && !self.persisted.is_empty();
         let semantic = graphql::mentions_semantic_fields(text);
         if gate.is_none() && !semantic && !persisted {
             let request = http::Request::from_parts(parts, router::body::from_bytes(bytes));
@@ -265,10 +249,6 @@ impl Instance {
             .as_ref()
             .and_then(|name| self.gates.get(name))
             .cloned())
-    }
-
-    fn persisted_is_empty(&self) -> bool {
-        self.persisted.lock().map_or(true, |p| p.is_empty())
     }
 
     /// What the tenant named `tenant` sees.
