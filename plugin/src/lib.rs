@@ -4,22 +4,22 @@
 //!
 //! Data flows one way: the router hands [`Search::new`] the supergraph (at start and on every
 //! reload) -> a catalog ([`wayfinder_supergraph`]) -> the engine, shared across reloads
-//! ([`runtime`]), which indexes it in the background -> per request ([`service`]): HTTP ->
-//! GraphQL requests ([`request::graphql`]) -> the tenant ([`tenancy::tenant`]) and what its
-//! contract lets it run and introspect ([`tenancy::gate`]) -> a checked, split operation
-//! ([`request::operation`]) -> answers ([`request::answer`], [`request::definitions`]) merged
-//! with the router's. The [`mcp`] endpoint's tools reach the same path through the router's own
+//! (`runtime`), which indexes it in the background -> per request (`service`): HTTP ->
+//! GraphQL requests (`request::graphql`) -> the tenant (`tenancy::tenant`) and what its
+//! contract lets it run and introspect (`tenancy::gate`) -> a checked, split operation
+//! (`request::operation`) -> answers (`request::answer`, `request::definitions`) merged
+//! with the router's. The `mcp` endpoint's tools reach the same path through the router's own
 //! HTTP entrance.
-//! Spans and [`metrics`] leave through the router's telemetry.
+//! Spans and `metrics` leave through the router's telemetry.
 
 pub mod config;
-pub mod error;
-pub mod mcp;
-pub mod metrics;
-pub mod request;
-pub mod runtime;
-pub mod service;
-pub mod tenancy;
+pub(crate) mod error;
+pub(crate) mod mcp;
+pub(crate) mod metrics;
+pub(crate) mod request;
+pub(crate) mod runtime;
+pub(crate) mod service;
+pub(crate) mod tenancy;
 
 use std::sync::Arc;
 
@@ -43,7 +43,7 @@ pub use tenancy::tenant::{Tenant, TenantResolver};
 
 /// Why the plugin cannot be built for a supergraph; the router stays on its previous pipeline.
 #[derive(Debug, thiserror::Error)]
-pub enum StartError {
+pub(crate) enum StartError {
     #[error("wayfinder.search: cannot catalog the supergraph: {0}")]
     Catalog(#[source] CatalogError),
     #[error("wayfinder.search: cannot start the engine: {0}")]

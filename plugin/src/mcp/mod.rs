@@ -9,8 +9,8 @@
 //! for the model, or GraphQL errors with our codes in a tool result marked as an error. An
 //! unknown tool is the one JSON-RPC error (`-32602`, `data.code` `MCP_UNKNOWN_TOOL`).
 
-pub mod slice;
-pub mod tools;
+pub(crate) mod slice;
+pub(crate) mod tools;
 
 use std::sync::Arc;
 

@@ -3,8 +3,8 @@
 //! [`definitions`]), then merged with the router's answer to the rest, which [`relay`] sends
 //! through the router's own pipeline. Knows no tenant, gate or instance.
 
-pub mod answer;
-pub mod definitions;
-pub mod graphql;
-pub mod operation;
-pub mod relay;
+pub(crate) mod answer;
+pub(crate) mod definitions;
+pub(crate) mod graphql;
+pub(crate) mod operation;
+pub(crate) mod relay;

@@ -4,7 +4,7 @@
 //! ([`quota`]). Knows requests as operation text, headers and the router's answers to scrub;
 //! never answers one.
 
-pub mod admission;
-pub mod gate;
-pub mod quota;
-pub mod tenant;
+pub(crate) mod admission;
+pub(crate) mod gate;
+pub(crate) mod quota;
+pub(crate) mod tenant;
