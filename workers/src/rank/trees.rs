@@ -338,17 +338,27 @@ fn leaf_values(
 /// by exactly one branch) no deeper than [`MAX_DEPTH`], so a walk ends and costs a bounded
 /// number of steps whatever the file holds.
 fn walks(nodes: &[Node], tree_ids: &[i64], node_ids: &[i64]) -> Result<Vec<Tree>, TreesError> {
-    let mut trees = Vec::new();
+    // Each tree's nodes in one run first: a branch names a node of its own tree, so every
+    // walk below then stays inside the run it checks.
+    let mut runs = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let mut parents = vec![0u8; nodes.len()];
     let mut start = 0;
     while start < nodes.len() {
         let tree = tree_ids[start];
-        let error = |message: String| TreesError::Tree { tree, message };
         if !seen.insert(tree) {
-            return Err(error("its nodes are not listed together".into()));
+            return Err(TreesError::Tree {
+                tree,
+                message: "its nodes are not listed together".into(),
+            });
         }
         let end = start + tree_ids[start..].iter().take_while(|t| **t == tree).count();
+        runs.push((tree, start, end));
+        start = end;
+    }
+    let mut trees = Vec::with_capacity(runs.len());
+    let mut parents = vec![0u8; nodes.len()];
+    for (tree, start, end) in runs {
+        let error = |message: String| TreesError::Tree { tree, message };
         for (at, node) in nodes.iter().enumerate().take(end).skip(start) {
             if !node.is_leaf(at) {
                 for child in node.next {
@@ -388,7 +398,6 @@ fn walks(nodes: &[Node], tree_ids: &[i64], node_ids: &[i64]) -> Result<Vec<Tree>
             root: start as u32,
             depth,
         });
-        start = end;
     }
     Ok(trees)
 }
@@ -580,6 +589,32 @@ mod tests {
             }
         });
         assert!(text.contains("has no weight"), "{text}");
+        // Tree 2 renamed tree 0 (its node ids moved past tree 0's): tree 0 in two runs.
+        let text = edited(&|attributes| {
+            let at = |name: &str| attributes.iter().position(|a| a.name() == name).unwrap();
+            let (trees, targets) = (at("nodes_treeids"), at("target_treeids"));
+            let shifted = [
+                at("nodes_nodeids"),
+                at("nodes_truenodeids"),
+                at("nodes_falsenodeids"),
+            ];
+            let target_nodes = at("target_nodeids");
+            for i in 0..attributes[trees].ints.len() {
+                if attributes[trees].ints[i] == 2 {
+                    attributes[trees].ints[i] = 0;
+                    for ids in shifted {
+                        attributes[ids].ints[i] += 1000;
+                    }
+                }
+            }
+            for i in 0..attributes[targets].ints.len() {
+                if attributes[targets].ints[i] == 2 {
+                    attributes[targets].ints[i] = 0;
+                    attributes[target_nodes].ints[i] += 1000;
+                }
+            }
+        });
+        assert!(text.contains("not listed together"), "{text}");
         let text = edited(&|attributes| attributes.retain(|a| !named("n_targets")(a)));
         assert!(text.contains("n_targets"), "{text}");
         assert!(matches!(
