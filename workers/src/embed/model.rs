@@ -247,9 +247,8 @@ pub(crate) fn environment(library: &Path) -> Result<ort::environment::Environmen
     Ok(environment)
 }
 
-/// The tuning `config` loads its model with, given the model file's `bytes`, and its
-/// [`Tuning::fingerprint`].
-fn tuning_for(config: &ModelConfig, bytes: &[u8]) -> Result<Option<(Tuning, u64)>, EmbedError> {
+/// The tuning `config` loads its model with, given the model file's `bytes`.
+fn tuning_for(config: &ModelConfig, bytes: &[u8]) -> Result<Option<Tuning>, EmbedError> {
     if config.tuning == ModelTuning::Untuned {
         return Ok(None);
     }
@@ -258,8 +257,7 @@ fn tuning_for(config: &ModelConfig, bytes: &[u8]) -> Result<Option<(Tuning, u64)
         return Ok(BUILT_IN_TUNINGS.iter().find_map(|tuning_bytes| {
             let tuning = Tuning::from_bytes(tuning_bytes).ok()?;
             tuning.check_base(&hash).ok()?;
-            let fingerprint = tuning.fingerprint();
-            Some((tuning, fingerprint))
+            Some(tuning)
         }));
     };
     let file = std::fs::read(path).map_err(|e| EmbedError::Read {
@@ -270,8 +268,7 @@ fn tuning_for(config: &ModelConfig, bytes: &[u8]) -> Result<Option<(Tuning, u64)
     tuning
         .check_base(&hash)
         .map_err(|e| tuning_error(config, e))?;
-    let fingerprint = tuning.fingerprint();
-    Ok(Some((tuning, fingerprint)))
+    Ok(Some(tuning))
 }
 
 /// `error` of `config`'s tuning, naming the model and the tuning.
@@ -297,7 +294,7 @@ fn rewritten_model(
         return Ok(None);
     };
     let tuning = tuning_for(config, &bytes)?;
-    match onnx_graph::rewrite(&bytes, rewrites, tuning.as_ref().map(|(t, _)| t)) {
+    match onnx_graph::rewrite(&bytes, rewrites, tuning.as_ref()) {
         Ok(rewritten) => Ok(rewritten),
         Err(GraphError::Tuning(error)) => Err(tuning_error(config, error)),
         Err(e) if tuning.is_some() => Err(EmbedError::Model {
@@ -324,8 +321,8 @@ pub fn model_key(config: &ModelConfig) -> Result<u64, EmbedError> {
     let model = read(&config.onnx)?;
     hasher.update(&model);
     hasher.update(&read(&config.tokenizer)?);
-    if let Some((_, tuning)) = tuning_for(config, &model)? {
-        hasher.update(&tuning.to_le_bytes());
+    if let Some(tuning) = tuning_for(config, &model)? {
+        hasher.update(&tuning.fingerprint().to_le_bytes());
     }
     let pooling = match config.pooling {
         Pooling::Mean => 0u8,
@@ -667,7 +664,7 @@ pub(crate) fn stop_words() -> impl FnMut(&str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -677,7 +674,7 @@ mod tests {
         }
     }
 
-    fn home() -> PathBuf {
+    pub(crate) fn home() -> PathBuf {
         std::env::var_os("WAYFINDER_HOME")
             .map(PathBuf::from)
             .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.wayfinder"))

@@ -19,6 +19,7 @@
 
 use std::collections::HashMap;
 
+use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 
 /// Why a tuning file cannot be used; the caller names the file.
@@ -77,16 +78,15 @@ pub struct Tuning {
     fingerprint: u64,
 }
 
-fn fingerprint(base: &str, tensors: &SafeTensors<'_>) -> u64 {
-    let mut tensors = tensors.tensors();
-    tensors.sort_by(|a, b| a.0.cmp(&b.0));
+/// `base` and `tensors` (in name order) hashed, each field after its length.
+fn fingerprint(base: &str, tensors: &[(String, TensorView<'_>)]) -> u64 {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     let mut field = |bytes: &[u8]| {
         hasher.update(&(bytes.len() as u64).to_le_bytes());
         hasher.update(bytes);
     };
     field(base.as_bytes());
-    for (name, view) in &tensors {
+    for (name, view) in tensors {
         field(name.as_bytes());
         field(view.dtype().to_string().as_bytes());
         let shape: Vec<u8> = view
@@ -117,10 +117,12 @@ impl Tuning {
             .ok_or(TuningError::NoBase)?;
         let tensors =
             SafeTensors::deserialize(bytes).map_err(|e| TuningError::Format(e.to_string()))?;
+        let mut tensors = tensors.tensors();
+        tensors.sort_by(|a, b| a.0.cmp(&b.0));
         let fingerprint = fingerprint(&base, &tensors);
         // An int8 factor is only usable with its weight's scale, so whether one is int8 is kept.
         let mut parts: HashMap<String, ([Option<Values>; 3], bool)> = HashMap::new();
-        for (name, view) in tensors.tensors() {
+        for (name, view) in tensors {
             let (weight, part) = match name.rsplit_once('.') {
                 Some((weight, "a")) => (weight, 0),
                 Some((weight, "b")) => (weight, 1),
@@ -270,7 +272,6 @@ impl Tuning {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use safetensors::tensor::TensorView;
 
     /// A safetensors file of f32 `tensors` (name, shape, values), with `base` metadata.
     pub(crate) fn file(tensors: &[(&str, Vec<usize>, Vec<f32>)], base: Option<&str>) -> Vec<u8> {

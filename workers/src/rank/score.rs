@@ -8,6 +8,7 @@
 //! model is built into the binary; `index.ranking.ranker` points at another. Its fingerprint
 //! goes into every cursor, so a page ranked by one ranker is never continued by another.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -80,7 +81,7 @@ impl Ranker {
     pub fn load(path: Option<&Path>) -> Result<Ranker, RankerError> {
         let (onnx, meta, source_name) = match path {
             None => (
-                BUILT_IN.to_vec(),
+                Cow::Borrowed(BUILT_IN),
                 BUILT_IN_META.to_string(),
                 "built in".to_string(),
             ),
@@ -88,7 +89,7 @@ impl Ranker {
                 let mut json = path.as_os_str().to_owned();
                 json.push(".json");
                 let meta = String::from_utf8_lossy(&read(Path::new(&json))?).into_owned();
-                (read(path)?, meta, path.display().to_string())
+                (Cow::Owned(read(path)?), meta, path.display().to_string())
             }
         };
         let meta: Meta = serde_json::from_str(&meta).map_err(|e| RankerError::Meta {

@@ -112,7 +112,10 @@ impl Trees {
 
     fn from_attributes(a: &Attributes<'_>) -> Result<Trees, TreesError> {
         for (name, expected) in [("aggregate_function", "SUM"), ("post_transform", "NONE")] {
-            let value = a.string(name).unwrap_or(expected.as_bytes());
+            let value = a
+                .get(name)
+                .and_then(|a| a.s.as_deref())
+                .unwrap_or(expected.as_bytes());
             if value != expected.as_bytes() {
                 return Err(TreesError::Attribute {
                     name,
@@ -123,7 +126,7 @@ impl Trees {
                 });
             }
         }
-        match a.0.get("n_targets").and_then(|t| t.i) {
+        match a.get("n_targets").and_then(|t| t.i) {
             Some(1) => {}
             n => {
                 return Err(TreesError::Attribute {
@@ -137,7 +140,7 @@ impl Trees {
             "target_weights_as_tensor",
             "base_values_as_tensor",
         ] {
-            if a.0.contains_key(name) {
+            if a.get(name).is_some() {
                 return Err(TreesError::Attribute {
                     name,
                     message: "double thresholds or weights are not evaluated".into(),
@@ -151,7 +154,9 @@ impl Trees {
         let modes = a.strings("nodes_modes")?;
         let yes_ids = a.ints("nodes_truenodeids")?;
         let no_ids = a.ints("nodes_falsenodeids")?;
-        let missing = a.optional_ints("nodes_missing_value_tracks_true");
+        let missing = a
+            .get("nodes_missing_value_tracks_true")
+            .map(|m| &m.ints[..]);
         let count = tree_ids.len();
         for (name, len) in [
             ("nodes_nodeids", node_ids.len()),
@@ -227,7 +232,7 @@ impl Trees {
         }
         let values = leaf_values(a, &nodes, tree_ids, node_ids, find)?;
         let trees = walks(&nodes, tree_ids, node_ids)?;
-        let base = match a.optional_floats("base_values") {
+        let base = match a.get("base_values").map(|b| &b.floats[..]) {
             None | Some([]) => 0.0,
             Some([base]) => *base,
             Some(more) => {
@@ -406,8 +411,12 @@ fn walks(nodes: &[Node], tree_ids: &[i64], node_ids: &[i64]) -> Result<Vec<Tree>
 struct Attributes<'a>(HashMap<&'a str, &'a AttributeProto>);
 
 impl<'a> Attributes<'a> {
+    fn get(&self, name: &str) -> Option<&'a AttributeProto> {
+        self.0.get(name).copied()
+    }
+
     fn required(&self, name: &'static str) -> Result<&'a AttributeProto, TreesError> {
-        self.0.get(name).copied().ok_or(TreesError::Attribute {
+        self.get(name).ok_or(TreesError::Attribute {
             name,
             message: "missing".into(),
         })
@@ -417,30 +426,17 @@ impl<'a> Attributes<'a> {
         Ok(&self.required(name)?.ints)
     }
 
-    fn optional_ints(&self, name: &str) -> Option<&'a [i64]> {
-        self.0.get(name).map(|a| &a.ints[..])
-    }
-
     fn floats(&self, name: &'static str) -> Result<&'a [f32], TreesError> {
         Ok(&self.required(name)?.floats)
-    }
-
-    fn optional_floats(&self, name: &str) -> Option<&'a [f32]> {
-        self.0.get(name).map(|a| &a.floats[..])
     }
 
     fn strings(&self, name: &'static str) -> Result<&'a [Vec<u8>], TreesError> {
         Ok(&self.required(name)?.strings)
     }
-
-    fn string(&self, name: &str) -> Option<&'a [u8]> {
-        self.0.get(name).and_then(|a| a.s.as_deref())
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
 
     use ort::session::Session;
     use ort::value::Tensor;
@@ -493,18 +489,12 @@ mod tests {
             .collect()
     }
 
-    fn home() -> PathBuf {
-        std::env::var_os("WAYFINDER_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.wayfinder")))
-    }
-
     #[test]
     fn scores_as_onnx_runtime_does() {
         let rows = rows_at_the_thresholds(500);
         let ours = Trees::from_onnx(BUILT_IN).unwrap().predict(&rows);
 
-        let runtime = crate::ModelConfig::default_in(&home()).runtime;
+        let runtime = crate::ModelConfig::default_in(&crate::embed::model::tests::home()).runtime;
         let environment = crate::embed::model::environment(&runtime).unwrap();
         let mut session = Session::builder(&environment)
             .unwrap()
@@ -539,49 +529,39 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        fn named(name: &str) -> impl Fn(&AttributeProto) -> bool + '_ {
-            move |a| a.name() == name
+        fn attribute<'a>(
+            attributes: &'a mut [AttributeProto],
+            name: &str,
+        ) -> &'a mut AttributeProto {
+            attributes.iter_mut().find(|a| a.name() == name).unwrap()
         }
         let text = edited(&|attributes| {
-            let modes = attributes
-                .iter_mut()
-                .find(|a| named("nodes_modes")(a))
-                .unwrap();
+            let modes = attribute(attributes, "nodes_modes");
             modes.strings[0] = b"BRANCH_EQ".to_vec();
         });
         assert!(text.contains("BRANCH_EQ"), "{text}");
         let text = edited(&|attributes| {
-            let features = attributes
-                .iter_mut()
-                .find(|a| named("nodes_featureids")(a))
-                .unwrap();
+            let features = attribute(attributes, "nodes_featureids");
             features.ints[0] = 999;
         });
         assert!(text.contains("feature 999"), "{text}");
-        let text = edited(&|attributes| attributes.retain(|a| !named("nodes_values")(a)));
+        let text = edited(&|attributes| attributes.retain(|a| a.name() != "nodes_values"));
         assert!(text.contains("nodes_values: missing"), "{text}");
         let text = edited(&|attributes| {
-            let no = attributes
-                .iter_mut()
-                .find(|a| named("nodes_falsenodeids")(a))
-                .unwrap();
+            let no = attribute(attributes, "nodes_falsenodeids");
             no.ints[0] = 12_345;
         });
         assert!(text.contains("node 12345"), "{text}");
         // Both branches to one node: a graph whose paths double at each step, not a tree.
         let text = edited(&|attributes| {
-            let yes = attributes.iter().find(|a| named("nodes_truenodeids")(a));
-            let yes = yes.unwrap().ints[0];
-            let no = attributes
-                .iter_mut()
-                .find(|a| named("nodes_falsenodeids")(a))
-                .unwrap();
+            let yes = attribute(attributes, "nodes_truenodeids").ints[0];
+            let no = attribute(attributes, "nodes_falsenodeids");
             no.ints[0] = yes;
         });
         assert!(text.contains("more than one branch"), "{text}");
         let text = edited(&|attributes| {
             for name in ["target_treeids", "target_nodeids", "target_weights"] {
-                let target = attributes.iter_mut().find(|a| named(name)(a)).unwrap();
+                let target = attribute(attributes, name);
                 target.ints.truncate(target.ints.len().saturating_sub(1));
                 target
                     .floats
@@ -615,7 +595,7 @@ mod tests {
             }
         });
         assert!(text.contains("not listed together"), "{text}");
-        let text = edited(&|attributes| attributes.retain(|a| !named("n_targets")(a)));
+        let text = edited(&|attributes| attributes.retain(|a| a.name() != "n_targets"));
         assert!(text.contains("n_targets"), "{text}");
         assert!(matches!(
             Trees::from_onnx(b"not a model"),
