@@ -11,9 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use wayfinder_supergraph::ContractFilter;
 use wayfinder_workers::cursor::CursorSecret;
-use wayfinder_workers::{
-    Admission, EngineConfig, ModelConfig, ModelTuning, Overload, Params, Pooling, RedisConfig,
-};
+use wayfinder_workers::{Admission, EngineConfig, ModelConfig, Overload, Params, RedisConfig};
 
 /// Semantic introspection (`__search` and `__definitions`) answered at the gateway.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -276,7 +274,7 @@ pub struct Limits {
     /// What an overloaded search does: `lexical` answers it from the lexical index alone (no
     /// model), with `extensions.wayfinder.overloaded` in the response; `refuse` fails the field
     /// with `SEARCH_OVERLOADED`.
-    pub overload: OverloadPolicy,
+    pub overload: Overload,
     /// Most lexical tokens in an operation the plugin parses (its own, and every restricted
     /// tenant's); the router's `limits.parser_max_tokens` by default. Set both together.
     pub parser_max_tokens: usize,
@@ -285,25 +283,13 @@ pub struct Limits {
     pub parser_max_recursion: usize,
 }
 
-/// What an overloaded search does.
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum OverloadPolicy {
-    #[default]
-    Lexical,
-    Refuse,
-}
-
 impl Limits {
     /// The engine's admission settings these limits describe.
     pub fn admission(&self) -> Admission {
         Admission {
             max_pending: self.max_pending_searches,
             max_wait: self.max_search_wait,
-            overload: match self.overload {
-                OverloadPolicy::Lexical => Overload::Lexical,
-                OverloadPolicy::Refuse => Overload::Refuse,
-            },
+            overload: self.overload,
         }
     }
 }
@@ -318,7 +304,7 @@ impl Default for Limits {
             max_fields: 8,
             max_pending_searches: 32,
             max_search_wait: Duration::from_millis(500),
-            overload: OverloadPolicy::default(),
+            overload: Overload::Lexical,
             parser_max_tokens: 15_000,
             parser_max_recursion: 500,
         }
@@ -326,6 +312,9 @@ impl Default for Limits {
 }
 
 /// The embedding model, its runtime and the vector cache.
+// Not the engine's `EngineConfig`: these keys describe it at a user's level (paths default
+// from `home`, `no_cache`, defaults that depend on the machine), and [`Config::engine`]
+// resolves them. `model` and `redis` are the engine's own types.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Index {
@@ -349,86 +338,16 @@ pub struct Index {
     /// searches always leaves a core to ordinary requests.
     pub query_sessions: Option<usize>,
     /// Another ONNX sentence-embedding model. Default: all-MiniLM-L6-v2 from `home`.
-    pub model: Option<Model>,
+    pub model: Option<ModelConfig>,
     /// The fleet's shared vector store: replicas take from it what another replica embedded,
     /// write what they embed, and split the texts no replica has embedded yet. The local cache
     /// stays the first level; without Redis (down, slow, flushed), indexing goes on from it and
     /// the model, and no request depends on Redis. Default: none.
-    pub redis: Option<Redis>,
+    pub redis: Option<RedisConfig>,
     /// How `__search` ranks: every tunable number and which ranking stages run, in the order
     /// listed (docs/RANKING.md describes each). A field left out takes the default model's
     /// value. Default: the params measured for the model.
     pub ranking: Option<Params>,
-}
-
-/// Redis for the fleet's shared vector store, with the keys and meanings of the router's own
-/// Redis caches.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Redis {
-    /// `redis://`, `rediss://` (TLS), `redis-cluster://` or `redis-sentinel://` URLs; several
-    /// are the nodes of one cluster.
-    pub urls: Vec<String>,
-    /// Redis username; replaces the one in the URLs.
-    #[serde(default)]
-    pub username: Option<String>,
-    /// Redis password; replaces the one in the URLs. Logs show URLs without it.
-    #[serde(default)]
-    pub password: Option<String>,
-    /// Prefix of every key (`<namespace>:vectors:…`), so that deployments can share a Redis.
-    #[serde(default = "default_redis_namespace")]
-    pub namespace: String,
-    /// Entries not read for this long expire, e.g. `30d`. Reading an entry restarts its TTL.
-    /// Default: `30d`.
-    #[serde(default = "default_redis_ttl", with = "humantime_serde")]
-    #[schemars(with = "String")]
-    pub ttl: Duration,
-    /// Longest wait for one Redis command or pipeline (256 reads; a whole graph may take 20
-    /// times as long); past it, what it asked counts as missing and Redis is left alone for a
-    /// few seconds. Default: `500ms`.
-    #[serde(default = "default_redis_timeout", with = "humantime_serde")]
-    #[schemars(with = "String")]
-    pub timeout: Duration,
-    /// TLS beyond what a `rediss://` URL gives (the system's roots).
-    #[serde(default)]
-    pub tls: Option<RedisTls>,
-    /// Refuse to start when Redis cannot be reached at start. Default `false`: start without
-    /// it, log, and keep trying.
-    #[serde(default)]
-    pub required_to_start: bool,
-}
-
-/// TLS towards Redis, as the router's `tls.subgraph` client settings.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RedisTls {
-    /// PEM certificates of the authorities to trust instead of the system's.
-    #[serde(default)]
-    pub certificate_authorities: Option<String>,
-    /// A client certificate.
-    #[serde(default)]
-    pub client_authentication: Option<ClientAuthentication>,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ClientAuthentication {
-    /// PEM certificate chain.
-    pub certificate_chain: String,
-    /// PEM private key.
-    pub key: String,
-}
-
-fn default_redis_namespace() -> String {
-    RedisConfig::DEFAULT_NAMESPACE.into()
-}
-
-fn default_redis_ttl() -> Duration {
-    RedisConfig::DEFAULT_TTL
-}
-
-fn default_redis_timeout() -> Duration {
-    RedisConfig::DEFAULT_TIMEOUT
 }
 
 impl Default for Index {
@@ -447,48 +366,6 @@ impl Default for Index {
             ranking: None,
         }
     }
-}
-
-/// An ONNX sentence-embedding model.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Model {
-    /// The model file: inputs `input_ids`, `attention_mask` (and `token_type_ids` if it has
-    /// them), output `[batch, tokens, dimension]`.
-    pub onnx: PathBuf,
-    /// Its Hugging Face `tokenizer.json`.
-    pub tokenizer: PathBuf,
-    /// Width of its vectors.
-    pub dimension: usize,
-    /// `mean` (sentence-transformers) or `cls` (bge-style).
-    #[serde(default)]
-    pub pooling: PoolingConfig,
-    /// Texts are cut to this many tokens.
-    #[serde(default = "default_max_tokens")]
-    pub max_tokens: usize,
-    /// Prepended to every query (e5/bge-style models expect one).
-    #[serde(default)]
-    pub query_prefix: String,
-    /// A tuning of its weights fitted on a question corpus for this very file
-    /// (`bench/fit/tune.py`; docs/RANKING.md), or `none` for the file's weights as they are.
-    /// Default: the built-in tuning when the file is the default model's, none otherwise.
-    #[serde(default)]
-    pub tuning: Option<String>,
-    /// The ONNX Runtime library (1.31 or newer). Default: the one in `home`.
-    #[serde(default)]
-    pub runtime: Option<PathBuf>,
-}
-
-fn default_max_tokens() -> usize {
-    256
-}
-
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum PoolingConfig {
-    #[default]
-    Mean,
-    Cls,
 }
 
 /// A configuration value the JSON schema accepts but that cannot work, with its key.
@@ -560,7 +437,7 @@ impl Config {
             if redis.timeout.is_zero() {
                 return Err(invalid("index.redis.timeout", "must be longer than 0"));
             }
-            if redis.ttl < Duration::from_secs(1) {
+            if redis.ttl.is_some_and(|ttl| ttl < Duration::from_secs(1)) {
                 return Err(invalid("index.redis.ttl", "must be at least 1s"));
             }
         }
@@ -716,23 +593,8 @@ impl Config {
         let mut config = EngineConfig::default_in(&index.home);
         if let Some(model) = &index.model {
             config.model = ModelConfig {
-                runtime: model
-                    .runtime
-                    .clone()
-                    .unwrap_or_else(|| config.model.runtime.clone()),
-                onnx: model.onnx.clone(),
-                tokenizer: model.tokenizer.clone(),
-                pooling: match model.pooling {
-                    PoolingConfig::Mean => Pooling::Mean,
-                    PoolingConfig::Cls => Pooling::Cls,
-                },
-                dimension: model.dimension,
-                max_tokens: model.max_tokens,
-                query_prefix: model.query_prefix.clone(),
-                tuning: model
-                    .tuning
-                    .as_deref()
-                    .map_or(ModelTuning::BuiltIn, ModelTuning::named),
+                runtime: model.runtime.clone().or(config.model.runtime),
+                ..model.clone()
             };
         }
         config.cache_dir = match (&index.cache_dir, index.no_cache) {
@@ -757,26 +619,7 @@ impl Config {
             .cloned()
             .map(CursorSecret::new)
             .collect();
-        config.redis = index.redis.as_ref().map(|redis| RedisConfig {
-            urls: redis.urls.clone(),
-            username: redis.username.clone(),
-            password: redis.password.clone(),
-            namespace: redis.namespace.clone(),
-            ttl: Some(redis.ttl),
-            timeout: redis.timeout,
-            tls: redis.tls.as_ref().map(|tls| wayfinder_workers::RedisTls {
-                certificate_authorities: tls.certificate_authorities.clone(),
-                client_certificate_chain: tls
-                    .client_authentication
-                    .as_ref()
-                    .map(|auth| auth.certificate_chain.clone()),
-                client_key: tls
-                    .client_authentication
-                    .as_ref()
-                    .map(|auth| auth.key.clone()),
-            }),
-            required_to_start: redis.required_to_start,
-        });
+        config.redis = index.redis.clone();
         config.ranking = index.ranking.clone();
         config
     }
@@ -785,6 +628,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wayfinder_workers::ModelTuning;
 
     fn checked(yaml: serde_json::Value) -> Result<(), String> {
         let config: Config = serde_json::from_value(yaml).map_err(|e| e.to_string())?;

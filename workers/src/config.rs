@@ -1,6 +1,11 @@
 //! Engine configuration: which embedding model to run, where the vector cache lives, how many
-//! worker threads embed, how many threads search and how long a search may wait for one. Plain
-//! serde structs, so the CLI and the router plugin read the same keys.
+//! worker threads embed, how many threads search and how long a search may wait for one.
+//!
+//! The parts router.yaml sets as they are ([`ModelConfig`], [`RedisConfig`], [`Overload`],
+//! [`Params`]) derive their JSON schema here, and the plugin's config embeds them. Not
+//! [`EngineConfig`] itself: router.yaml's `index` describes it at a user's level (a `home`
+//! the paths default from, `no_cache`, defaults that depend on the machine), and the plugin
+//! resolves that into an `EngineConfig`, with the cursor secrets from another section.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -69,11 +74,12 @@ pub const BACKGROUND_THREADS_PER_CORE: usize = 4;
 pub const BACKGROUND_QUEUE: usize = 256;
 
 /// What a search does when it cannot have a search thread in time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Overload {
     /// Answer from the lexical index alone, without the model, and say so.
     Lexical,
-    /// Refuse the search (`SearchError::Overloaded`).
+    /// Refuse the search.
     Refuse,
 }
 

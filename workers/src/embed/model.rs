@@ -37,7 +37,9 @@ const BUILT_IN_TUNINGS: &[&[u8]] = &[include_bytes!(
 )];
 
 /// How token vectors become one text vector.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Pooling {
     /// Mean over the tokens the attention mask keeps (sentence-transformers models).
@@ -47,35 +49,44 @@ pub enum Pooling {
     Cls,
 }
 
-/// An ONNX sentence-embedding model and the ONNX Runtime library that runs it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// An ONNX sentence-embedding model.
+// Also router.yaml's `index.model`, so the field docs below are the JSON schema's descriptions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
-    /// The ONNX Runtime shared library (`libonnxruntime.so`, 1.31 or newer).
-    pub runtime: PathBuf,
-    /// The model file; inputs `input_ids`, `attention_mask` (and `token_type_ids` if it has
-    /// them), output `[batch, tokens, dimension]` hidden states.
+    /// The model file: inputs `input_ids`, `attention_mask` (and `token_type_ids` if it has
+    /// them), output `[batch, tokens, dimension]`.
     pub onnx: PathBuf,
-    /// The Hugging Face `tokenizer.json` of the model.
+    /// Its Hugging Face `tokenizer.json`.
     pub tokenizer: PathBuf,
+    /// Width of its vectors.
+    pub dimension: usize,
+    /// `mean` (sentence-transformers) or `cls` (bge-style).
     #[serde(default)]
     pub pooling: Pooling,
-    /// Width of the model's vectors.
-    pub dimension: usize,
-    /// Texts are cut to this many tokens before embedding.
+    /// Texts are cut to this many tokens.
     #[serde(default = "default_max_tokens")]
     pub max_tokens: usize,
-    /// Prepended to every query (e5/bge-style models expect one); empty for MiniLM.
+    /// Prepended to every query (e5/bge-style models expect one).
     #[serde(default)]
     pub query_prefix: String,
-    /// A tuning of the model's weights fitted on the question corpus (bench/fit/tune.py).
+    /// A tuning of its weights fitted on a question corpus for this very file
+    /// (`bench/fit/tune.py`; docs/RANKING.md), or `none` for the file's weights as they are.
+    /// Default: the built-in tuning when the file is the default model's, none otherwise.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub tuning: ModelTuning,
+    /// The ONNX Runtime library (1.31 or newer). Default: the one in `home`.
+    // Optional because its default depends on a sibling setting (`index.home`), which the
+    // plugin and the CLI resolve; [`ModelConfig::default_in`] sets it.
+    #[serde(default)]
+    pub runtime: Option<PathBuf>,
 }
 
-/// Which tuning ([`crate::embed::tuning`]) a model loads with.
+/// Which tuning ([`crate::embed::tuning`]) a model loads with; in settings, no value for
+/// [`ModelTuning::BuiltIn`], `none` for [`ModelTuning::Untuned`], else a file's path.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(from = "Option<String>", into = "Option<String>")]
 pub enum ModelTuning {
     /// The built-in tuning fitted for this file, if there is one; the file as it is otherwise.
     #[default]
@@ -84,6 +95,24 @@ pub enum ModelTuning {
     Untuned,
     /// A tuning file fitted for this model file.
     File(PathBuf),
+}
+
+impl From<Option<String>> for ModelTuning {
+    fn from(setting: Option<String>) -> Self {
+        setting
+            .as_deref()
+            .map_or(ModelTuning::BuiltIn, ModelTuning::named)
+    }
+}
+
+impl From<ModelTuning> for Option<String> {
+    fn from(tuning: ModelTuning) -> Self {
+        match tuning {
+            ModelTuning::BuiltIn => None,
+            ModelTuning::Untuned => Some("none".into()),
+            ModelTuning::File(path) => Some(path.to_string_lossy().into_owned()),
+        }
+    }
 }
 
 impl ModelTuning {
@@ -107,7 +136,7 @@ impl ModelConfig {
     pub fn default_in(home: &Path) -> Self {
         let model = home.join("models/all-MiniLM-L6-v2-int8");
         ModelConfig {
-            runtime: home.join("lib/libonnxruntime.so.1.31.1"),
+            runtime: Some(home.join("lib/libonnxruntime.so.1.31.1")),
             onnx: model.join("model.onnx"),
             tokenizer: model.join("tokenizer.json"),
             pooling: Pooling::Mean,
@@ -378,7 +407,14 @@ impl Embedder {
         // Outside the runtime's gate: the rewrite does not call into it, so exit need not wait.
         let rewritten = rewritten_model(config, rewrites)?;
         let call = RuntimeCall::enter()?;
-        let environment = environment(&config.runtime)?;
+        let library = config
+            .runtime
+            .as_deref()
+            .ok_or_else(|| EmbedError::Runtime {
+                path: PathBuf::new(),
+                message: "no ONNX Runtime library is set (index.model.runtime)".into(),
+            })?;
+        let environment = environment(library)?;
         let model_error = |message: String| EmbedError::Model {
             path: config.onnx.clone(),
             message,

@@ -65,26 +65,42 @@ const RECORD_MAGIC: &[u8; 4] = b"WFR\x01";
 const GRAPH_MAGIC: &[u8; 4] = b"WFG\x01";
 const RECORD_HEAD: usize = 4 + 8 + 16 + 4;
 
-/// Where the shared store is and how to talk to it; the same fields, with the same meanings, as
-/// the router's own Redis caches (`supergraph.query_planning.cache.redis`).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+/// Redis for the fleet's shared vector store, with the keys and meanings of the router's own
+/// Redis caches (`supergraph.query_planning.cache.redis`).
+// Also router.yaml's `index.redis`, so the field docs below are the JSON schema's descriptions.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RedisConfig {
-    /// `redis://`, `rediss://` (TLS), `redis-cluster://`, `redis-sentinel://` URLs; several
+    /// `redis://`, `rediss://` (TLS), `redis-cluster://` or `redis-sentinel://` URLs; several
     /// are the nodes of one cluster.
     pub urls: Vec<String>,
-    /// Overrides the URL's username.
+    /// Redis username; replaces the one in the URLs.
+    #[serde(default)]
     pub username: Option<String>,
-    /// Overrides the URL's password.
+    /// Redis password; replaces the one in the URLs. Logs show URLs without it.
+    #[serde(default)]
     pub password: Option<String>,
-    /// Prefix of every key, so that several deployments share one Redis.
+    /// Prefix of every key (`<namespace>:vectors:…`), so that deployments can share a Redis.
+    #[serde(default = "RedisConfig::default_namespace")]
     pub namespace: String,
-    /// Entries not read for this long expire; `None`: never.
+    /// Entries not read for this long expire, e.g. `30d`. Reading an entry restarts its TTL.
+    /// Default: `30d`.
+    // `None` (never) is for the engine's own callers; router.yaml always has one.
+    #[serde(default = "RedisConfig::default_ttl", with = "humantime_serde::option")]
+    #[schemars(with = "String")]
     pub ttl: Option<Duration>,
-    /// Longest wait for one command (a pipeline's batch) before the store is skipped.
+    /// Longest wait for one Redis command or pipeline (256 reads; a whole graph may take 20
+    /// times as long); past it, what it asked counts as missing and Redis is left alone for a
+    /// few seconds. Default: `500ms`.
+    #[serde(default = "RedisConfig::default_timeout", with = "humantime_serde")]
+    #[schemars(with = "String")]
     pub timeout: Duration,
+    /// TLS beyond what a `rediss://` URL gives (the system's roots).
+    #[serde(default)]
     pub tls: Option<RedisTls>,
-    /// Refuse to start when Redis cannot be reached; otherwise start without it, log, and keep
-    /// trying.
+    /// Refuse to start when Redis cannot be reached at start. Default `false`: start without
+    /// it, log, and keep trying.
+    #[serde(default)]
     pub required_to_start: bool,
 }
 
@@ -101,23 +117,49 @@ impl RedisConfig {
             urls,
             username: None,
             password: None,
-            namespace: Self::DEFAULT_NAMESPACE.into(),
-            ttl: Some(Self::DEFAULT_TTL),
+            namespace: Self::default_namespace(),
+            ttl: Self::default_ttl(),
             timeout: Self::DEFAULT_TIMEOUT,
             tls: None,
             required_to_start: false,
         }
     }
+
+    fn default_namespace() -> String {
+        Self::DEFAULT_NAMESPACE.into()
+    }
+
+    fn default_ttl() -> Option<Duration> {
+        Some(Self::DEFAULT_TTL)
+    }
+
+    fn default_timeout() -> Duration {
+        Self::DEFAULT_TIMEOUT
+    }
 }
 
-/// TLS towards Redis beyond what a `rediss://` URL gives (the system's roots).
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+/// TLS towards Redis, as the router's `tls.subgraph` client settings.
+#[derive(
+    Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
 pub struct RedisTls {
     /// PEM certificates of the authorities to trust instead of the system's.
+    #[serde(default)]
     pub certificate_authorities: Option<String>,
-    /// PEM certificate chain and key the client authenticates with.
-    pub client_certificate_chain: Option<String>,
-    pub client_key: Option<String>,
+    /// A client certificate.
+    #[serde(default)]
+    pub client_authentication: Option<ClientAuthentication>,
+}
+
+/// The certificate and key a client authenticates with.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClientAuthentication {
+    /// PEM certificate chain.
+    pub certificate_chain: String,
+    /// PEM private key.
+    pub key: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -720,23 +762,18 @@ fn tls_config(tls: &RedisTls) -> Result<fred::types::config::TlsConnector, Share
     .with_safe_default_protocol_versions()
     .map_err(|e| bad("versions", &e))?
     .with_root_certificates(roots);
-    let config = match (&tls.client_certificate_chain, &tls.client_key) {
-        (Some(chain), Some(key)) => {
-            let chain = CertificateDer::pem_slice_iter(chain.as_bytes())
+    let config = match &tls.client_authentication {
+        Some(client) => {
+            let chain = CertificateDer::pem_slice_iter(client.certificate_chain.as_bytes())
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| bad("client_authentication.certificate_chain", &e))?;
-            let key = PrivateKeyDer::from_pem_slice(key.as_bytes())
+            let key = PrivateKeyDer::from_pem_slice(client.key.as_bytes())
                 .map_err(|e| bad("client_authentication.key", &e))?;
             builder
                 .with_client_auth_cert(chain, key)
                 .map_err(|e| bad("client_authentication", &e))?
         }
-        (None, None) => builder.with_no_client_auth(),
-        _ => {
-            return Err(SharedStoreError::Config(
-                "tls.client_authentication needs both certificate_chain and key".into(),
-            ))
-        }
+        None => builder.with_no_client_auth(),
     };
     Ok(fred::types::config::TlsConnector::Rustls(
         tokio_rustls::TlsConnector::from(Arc::new(config)),

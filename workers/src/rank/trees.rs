@@ -494,8 +494,9 @@ mod tests {
         let rows = rows_at_the_thresholds(500);
         let ours = Trees::from_onnx(BUILT_IN).unwrap().predict(&rows);
 
-        let runtime = crate::ModelConfig::default_in(&crate::embed::model::tests::home()).runtime;
-        let environment = crate::embed::model::environment(&runtime).unwrap();
+        let config = crate::ModelConfig::default_in(&crate::embed::model::tests::home());
+        let environment =
+            crate::embed::model::environment(config.runtime.as_deref().unwrap()).unwrap();
         let mut session = Session::builder(&environment)
             .unwrap()
             .commit_from_memory(BUILT_IN)
