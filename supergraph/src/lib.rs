@@ -5,13 +5,15 @@
 //!
 //! Data flows one way: [`source`] reads the document and derives the API schema;
 //! [`catalog`] builds members from it, reading federation facts through [`federation`] and
-//! hashing them through [`hash`]; [`paths`] walks from the roots; [`contract`] decides what a
-//! tenant's `@tag` filter lets it see, and [`contract_schema`] derives that tenant's API schema.
+//! hashing them through [`hash`]; [`paths`] walks from the roots, and [`examples`] writes an
+//! operation along a member's shortest path; [`contract`] decides what a tenant's `@tag`
+//! filter lets it see, and [`contract_schema`] derives that tenant's API schema.
 
 mod catalog;
 mod contract;
 mod contract_schema;
 mod error;
+mod examples;
 mod federation;
 mod hash;
 mod member;
@@ -22,6 +24,7 @@ pub use catalog::{Catalog, CatalogOptions, PLAIN_SUBGRAPH};
 pub use contract::{Contract, ContractFilter};
 pub use contract_schema::ContractSchemaError;
 pub use error::{CatalogError, SchemaProblem};
+pub use examples::{Example, NoExample};
 pub use member::Roots;
 pub use member::{
     Deprecation, EntityKey, FederationFacts, Member, MemberId, MemberKind, Override, Subgraph,
