@@ -866,3 +866,91 @@ experimental_mock_subgraphs:
         !hidden.body.to_string().contains("STAFF") && !batch.body.to_string().contains("STAFF")
     );
 }
+
+/// Every kind of definition, with its examples.
+const EXAMPLES: &str = "{ __definitions(coordinates: [COORDINATE]) {
+  ... on __Type { examples { operation description } }
+  ... on __Field { examples { operation description } }
+  ... on __InputValue { examples { operation description } }
+  ... on __EnumValue { examples { operation description } }
+  ... on __Directive { examples { operation description } }
+} }";
+
+#[tokio::test]
+async fn every_definition_a_tenant_resolves_has_an_example_valid_in_its_contract() {
+    for (supergraph, tenants, filters) in cases() {
+        let catalog = Catalog::from_file(&supergraph, CatalogOptions::default()).expect("catalogs");
+        let router = Router::start(&supergraph, &tenants, "").await;
+        for (tenant, filter) in &filters {
+            let contract = catalog.contract(filter);
+            let schema = contract
+                .api_schema(&catalog)
+                .expect("a valid contract schema");
+            let visible: Vec<String> = catalog
+                .members()
+                .iter()
+                .filter(|m| contract.is_visible(m.id))
+                .map(|m| m.coordinate.clone())
+                .collect();
+            let mut checked = 0;
+            for chunk in visible.chunks(100) {
+                let batch: Vec<Value> = chunk
+                    .iter()
+                    .map(|c| json!({ "query": EXAMPLES.replace("COORDINATE", &format!("{c:?}")) }))
+                    .collect();
+                let response = router
+                    .post(&Value::Array(batch), &[("x-wayfinder-tenant", tenant)])
+                    .await;
+                for (i, coordinate) in chunk.iter().enumerate() {
+                    let examples = &response.body[i]["data"]["__definitions"][0]["examples"];
+                    let examples = examples.as_array().unwrap_or_else(|| {
+                        panic!(
+                            "{tenant}: {coordinate} has no examples: {}",
+                            response.body[i]
+                        )
+                    });
+                    assert!(!examples.is_empty(), "{tenant}: {coordinate}");
+                    for example in examples {
+                        let operation = example["operation"].as_str().expect("an operation");
+                        if let Err(errors) = apollo_compiler::ExecutableDocument::parse_and_validate(
+                            &schema,
+                            operation,
+                            "example.graphql",
+                        ) {
+                            panic!("{tenant}: {coordinate}: {operation}\n{}", errors.errors);
+                        }
+                        assert!(example["description"]
+                            .as_str()
+                            .is_some_and(|d| !d.is_empty()));
+                        checked += 1;
+                    }
+                }
+            }
+            println!(
+                "{}: {tenant}: {checked} examples valid",
+                supergraph.display()
+            );
+            assert!(
+                checked >= visible.len(),
+                "{tenant}: {checked} of {}",
+                visible.len()
+            );
+        }
+        // A search result's definition carries its examples too.
+        let found = router
+            .query(
+                "{ __search(query: \"name\", first: 3) { definition { ... on __Field { examples { operation } } ... on __Type { examples { operation } } } } }",
+                json!({}),
+                &[],
+            )
+            .await;
+        let hits = found.data()["__search"].as_array().expect("hits").clone();
+        assert!(
+            hits.iter().all(|hit| hit["definition"]["examples"]
+                .as_array()
+                .is_some_and(|e| !e.is_empty())),
+            "{}",
+            found.body
+        );
+    }
+}

@@ -15,7 +15,7 @@ use apollo_compiler::schema::{
 };
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{Name, Node, Schema};
-use wayfinder_supergraph::{Catalog, Member, MemberKind};
+use wayfinder_supergraph::{Catalog, Example, Member, MemberKind};
 use wayfinder_workers::index::visibility::Visibility;
 
 /// One catalog's schema as one tenant sees it.
@@ -72,6 +72,7 @@ impl Scope {
                     .find(|a| a.name == member.name.as_str())?;
                 ResolvedValue::object(InputValue {
                     scope: self,
+                    owner: Owner::Field(parent.name.as_str(), field.name.as_str()),
                     def: arg,
                 })
             }
@@ -81,7 +82,11 @@ impl Scope {
                     return None;
                 };
                 let def = input.fields.get(member.name.as_str())?;
-                ResolvedValue::object(InputValue { scope: self, def })
+                ResolvedValue::object(InputValue {
+                    scope: self,
+                    owner: Owner::InputObject(parent.name.as_str()),
+                    def,
+                })
             }
             MemberKind::EnumValue => {
                 let parent = container(member)?;
@@ -89,7 +94,11 @@ impl Scope {
                     return None;
                 };
                 let def = enum_def.values.get(member.name.as_str())?;
-                ResolvedValue::object(EnumValue { scope: self, def })
+                ResolvedValue::object(EnumValue {
+                    scope: self,
+                    parent: parent.name.as_str(),
+                    def,
+                })
             }
             MemberKind::Directive => {
                 let def = self
@@ -110,11 +119,20 @@ impl Scope {
                     .find(|a| a.name == member.name.as_str())?;
                 ResolvedValue::object(InputValue {
                     scope: self,
+                    owner: Owner::Directive(directive.name.as_str()),
                     def: arg,
                 })
             }
             _ => return None,
         })
+    }
+
+    /// The examples of the member at `coordinate`, as the tenant may see them.
+    fn examples<'v>(&self, coordinate: &str) -> ResolvedValue<'v> {
+        let example = self
+            .member(coordinate)
+            .and_then(|member| self.visibility.example(&self.catalog, member.id).ok());
+        ResolvedValue::list(example.map(|example| ResolvedValue::object(ExampleValue(example))))
     }
 
     fn named_type<'a>(&'a self, name: &str) -> ResolvedValue<'a> {
@@ -279,7 +297,13 @@ impl ObjectValue for TypeDef<'_> {
                         .values()
                         .filter(move |def| with_deprecated || !is_deprecated(&def.directives))
                         .filter(move |def| scope.visible(&format!("{type_name}.{}", def.value)))
-                        .map(move |def| ResolvedValue::object(EnumValue { scope, def })),
+                        .map(move |def| {
+                            ResolvedValue::object(EnumValue {
+                                scope,
+                                parent: type_name,
+                                def,
+                            })
+                        }),
                 )
             }
             "inputFields" => {
@@ -292,7 +316,13 @@ impl ObjectValue for TypeDef<'_> {
                         .values()
                         .filter(move |def| with_deprecated || !is_deprecated(&def.directives))
                         .filter(move |def| scope.visible(&format!("{type_name}.{}", def.name)))
-                        .map(move |def| ResolvedValue::object(InputValue { scope, def })),
+                        .map(move |def| {
+                            ResolvedValue::object(InputValue {
+                                scope,
+                                owner: Owner::InputObject(type_name),
+                                def,
+                            })
+                        }),
                 )
             }
             "ofType" => ResolvedValue::null(),
@@ -312,6 +342,7 @@ impl ObjectValue for TypeDef<'_> {
                 ExtendedType::InputObject(def) => def.directives.get("oneOf").is_some(),
                 _ => false,
             }),
+            "examples" => scope.examples(type_name),
             _ => return Err(self.unknown_field_error(info)),
         })
     }
@@ -348,7 +379,7 @@ impl ObjectValue for Wrapper<'_> {
                 }),
             },
             "name" | "description" | "fields" | "interfaces" | "possibleTypes" | "enumValues"
-            | "inputFields" | "specifiedByURL" | "isOneOf" => ResolvedValue::null(),
+            | "inputFields" | "specifiedByURL" | "isOneOf" | "examples" => ResolvedValue::null(),
             _ => return Err(self.unknown_field_error(info)),
         })
     }
@@ -376,18 +407,27 @@ impl ObjectValue for FieldDef<'_> {
             "args" => {
                 let with_deprecated = include_deprecated(info);
                 let field = format!("{}.{}", self.parent, self.def.name);
+                let parent = &*self.parent;
+                let name = self.def.name.as_str();
                 ResolvedValue::list(
                     self.def
                         .arguments
                         .iter()
                         .filter(move |def| with_deprecated || !is_deprecated(&def.directives))
                         .filter(move |def| scope.visible(&format!("{field}({}:)", def.name)))
-                        .map(move |def| ResolvedValue::object(InputValue { scope, def })),
+                        .map(move |def| {
+                            ResolvedValue::object(InputValue {
+                                scope,
+                                owner: Owner::Field(parent, name),
+                                def,
+                            })
+                        }),
                 )
             }
             "type" => scope.type_ref(&self.def.ty),
             "isDeprecated" => ResolvedValue::leaf(is_deprecated(&self.def.directives)),
             "deprecationReason" => deprecation_reason(scope, &self.def.directives),
+            "examples" => scope.examples(&format!("{}.{}", self.parent, self.def.name)),
             _ => return Err(self.unknown_field_error(info)),
         })
     }
@@ -395,7 +435,27 @@ impl ObjectValue for FieldDef<'_> {
 
 struct InputValue<'a> {
     scope: &'a Scope,
+    owner: Owner<'a>,
     def: &'a Node<InputValueDefinition>,
+}
+
+/// What an input value belongs to, for its coordinate.
+#[derive(Clone, Copy)]
+enum Owner<'a> {
+    /// A field's argument: the type and the field.
+    Field(&'a str, &'a str),
+    InputObject(&'a str),
+    Directive(&'a str),
+}
+
+impl Owner<'_> {
+    fn coordinate(self, name: &str) -> String {
+        match self {
+            Owner::Field(ty, field) => format!("{ty}.{field}({name}:)"),
+            Owner::InputObject(ty) => format!("{ty}.{name}"),
+            Owner::Directive(directive) => format!("@{directive}({name}:)"),
+        }
+    }
 }
 
 impl ObjectValue for InputValue<'_> {
@@ -419,6 +479,9 @@ impl ObjectValue for InputValue<'_> {
             ),
             "isDeprecated" => ResolvedValue::leaf(is_deprecated(&self.def.directives)),
             "deprecationReason" => deprecation_reason(self.scope, &self.def.directives),
+            "examples" => self
+                .scope
+                .examples(&self.owner.coordinate(self.def.name.as_str())),
             _ => return Err(self.unknown_field_error(info)),
         })
     }
@@ -426,6 +489,8 @@ impl ObjectValue for InputValue<'_> {
 
 struct EnumValue<'a> {
     scope: &'a Scope,
+    /// The enum type's name.
+    parent: &'a str,
     def: &'a Node<EnumValueDefinition>,
 }
 
@@ -443,6 +508,9 @@ impl ObjectValue for EnumValue<'_> {
             "description" => ResolvedValue::leaf(self.def.description.as_deref()),
             "isDeprecated" => ResolvedValue::leaf(is_deprecated(&self.def.directives)),
             "deprecationReason" => deprecation_reason(self.scope, &self.def.directives),
+            "examples" => self
+                .scope
+                .examples(&format!("{}.{}", self.parent, self.def.value)),
             _ => return Err(self.unknown_field_error(info)),
         })
     }
@@ -475,7 +543,13 @@ impl ObjectValue for Directive<'_> {
                         .iter()
                         .filter(move |def| with_deprecated || !is_deprecated(&def.directives))
                         .filter(move |def| scope.visible(&format!("@{directive}({}:)", def.name)))
-                        .map(move |def| ResolvedValue::object(InputValue { scope, def })),
+                        .map(move |def| {
+                            ResolvedValue::object(InputValue {
+                                scope,
+                                owner: Owner::Directive(directive),
+                                def,
+                            })
+                        }),
                 )
             }
             "locations" => ResolvedValue::list(
@@ -485,6 +559,27 @@ impl ObjectValue for Directive<'_> {
                     .map(|location| ResolvedValue::leaf(location.name())),
             ),
             "isRepeatable" => ResolvedValue::leaf(self.def.repeatable),
+            "examples" => scope.examples(&format!("@{}", self.def.name)),
+            _ => return Err(self.unknown_field_error(info)),
+        })
+    }
+}
+
+/// One `__Example`.
+struct ExampleValue(Example);
+
+impl ObjectValue for ExampleValue {
+    fn type_name(&self) -> &str {
+        "__Example"
+    }
+
+    fn resolve_field<'b>(
+        &'b self,
+        info: &'b ResolveInfo<'b>,
+    ) -> Result<ResolvedValue<'b>, FieldError> {
+        Ok(match info.field_name() {
+            "operation" => ResolvedValue::leaf(self.0.operation.as_str()),
+            "description" => ResolvedValue::leaf(self.0.description.as_str()),
             _ => return Err(self.unknown_field_error(info)),
         })
     }

@@ -49,6 +49,41 @@ Union of all introspectable schema definitions that can be discovered through se
 """
 union __SchemaDefinition = __Type | __Field | __InputValue | __EnumValue | __Directive
 
+"""
+An example demonstrating how to use a schema definition.
+"""
+type __Example {
+  "Example GraphQL operation demonstrating usage."
+  operation: String!
+  "Human-readable description of what this example demonstrates."
+  description: String
+}
+
+extend type __Type {
+  "Usage examples for this type."
+  examples: [__Example!]
+}
+
+extend type __Field {
+  "Usage examples for this field."
+  examples: [__Example!]
+}
+
+extend type __InputValue {
+  "Usage examples for this input."
+  examples: [__Example!]
+}
+
+extend type __EnumValue {
+  "Usage examples for this enum value."
+  examples: [__Example!]
+}
+
+extend type __Directive {
+  "Usage examples for this directive."
+  examples: [__Example!]
+}
+
 extend type {query} {
   "Search the schema for capabilities matching the provided query."
   __search(

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use wayfinder_supergraph::{Catalog, Contract, MemberId};
+use wayfinder_supergraph::{Catalog, Contract, Example, MemberId, NoExample};
 
 #[derive(Debug, Clone, Default)]
 pub struct Visibility(Option<Arc<Contract>>);
@@ -37,6 +37,14 @@ impl Visibility {
         match self.as_contract() {
             Some(contract) => contract.paths_to_root(member),
             None => catalog.paths_to_root(member),
+        }
+    }
+
+    /// An operation that uses `member` and only what this view sees.
+    pub fn example(&self, catalog: &Catalog, member: MemberId) -> Result<Example, NoExample> {
+        match self.as_contract() {
+            Some(contract) => contract.example(catalog, member),
+            None => catalog.example(member),
         }
     }
 }
