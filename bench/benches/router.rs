@@ -92,15 +92,19 @@ fn report(label: &str, samples: &[Duration], wall: Duration) {
     );
 }
 
+const SEARCH: &str = "query Find($q: String!) { __search(query: $q, first: 10) { coordinate score pathsToRoot definition { __typename } } }";
+
+/// [`SEARCH`] with every hit's examples.
+const SEARCH_WITH_EXAMPLES: &str = "query Find($q: String!) { __search(query: $q, first: 10) { coordinate score pathsToRoot definition { __typename ... on __Field { examples { operation description } } ... on __Type { examples { operation description } } ... on __InputValue { examples { operation description } } ... on __EnumValue { examples { operation description } } } } }";
+
 fn search_bodies(queries: &[String]) -> Vec<Value> {
+    bodies_of(SEARCH, queries)
+}
+
+fn bodies_of(operation: &str, queries: &[String]) -> Vec<Value> {
     queries
         .iter()
-        .map(|q| {
-            json!({
-                "query": "query Find($q: String!) { __search(query: $q, first: 10) { coordinate score pathsToRoot definition { __typename } } }",
-                "variables": { "q": q },
-            })
-        })
+        .map(|q| json!({ "query": operation, "variables": { "q": q } }))
         .collect()
 }
 
@@ -136,6 +140,36 @@ async fn search_latency(binary: &Path) {
             started.elapsed(),
         );
     }
+
+    // What examples add (issue 54): each text once to warm its vector, then the same text
+    // without and with every hit's examples, in alternating order, one client.
+    let queries = description_queries(&catalog, SEARCHES / 2, 54);
+    latencies(&router.process.url, search_bodies(&queries), 1).await;
+    let (mut without, mut with, mut added) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, query) in queries.iter().enumerate() {
+        let one = std::slice::from_ref(query);
+        let mut pair = [SEARCH, SEARCH_WITH_EXAMPLES];
+        if i % 2 == 1 {
+            pair.reverse();
+        }
+        let mut took = [Duration::ZERO; 2];
+        for operation in pair {
+            let sample = latencies(&router.process.url, bodies_of(operation, one), 1).await[0];
+            took[usize::from(operation == SEARCH_WITH_EXAMPLES)] = sample;
+        }
+        without.push(took[0]);
+        with.push(took[1]);
+        added.push(took[1].as_secs_f64() - took[0].as_secs_f64());
+    }
+    added.sort_by(f64::total_cmp);
+    println!(
+        "__search without examples: {}\n__search with examples:    {}\n\
+         median paired difference {:+.3} ms ({} pairs, 1 client, texts seen)",
+        p50_p99(&without),
+        p50_p99(&with),
+        added[added.len() / 2] * 1e3,
+        added.len()
+    );
 }
 
 /// The example's subgraphs do not run; the router answers from these mocks (as in
