@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use wayfinder_supergraph::ContractFilter;
 use wayfinder_workers::cursor::CursorSecret;
+use wayfinder_workers::learned::LearnedConfig;
 use wayfinder_workers::{Admission, EngineConfig, ModelConfig, Overload, Params, RedisConfig};
 
 /// Semantic introspection (`__search` and `__definitions`) answered at the gateway.
@@ -33,6 +34,9 @@ pub struct Config {
     /// The MCP endpoint: `search`, `introspect`, `validate` and `execute` tools for agents,
     /// under the same tenant contracts, introspection setting and limits as `__search`.
     pub mcp: Mcp,
+    /// The `examples` of definitions: made from the schema for every member, and, when
+    /// `from_traffic` is on, learned from the operations the router runs.
+    pub examples: LearnedConfig,
 }
 
 /// The MCP endpoint (streamable HTTP, stateless: any replica answers any call).
@@ -129,6 +133,7 @@ impl Default for Config {
             index: Index::default(),
             cursors: Cursors::default(),
             mcp: Mcp::default(),
+            examples: LearnedConfig::default(),
         }
     }
 }
@@ -440,6 +445,17 @@ impl Config {
             if redis.ttl.is_some_and(|ttl| ttl < Duration::from_secs(1)) {
                 return Err(invalid("index.redis.ttl", "must be at least 1s"));
             }
+        }
+        // Memory: at most 100,000 shapes of 64 KiB, well under the process's other caches at
+        // their defaults (2,000 of 4 KiB).
+        if self.examples.max_operations > 100_000 {
+            return Err(invalid("examples.max_operations", "must be at most 100000"));
+        }
+        if self.examples.max_operation_bytes > 65_536 {
+            return Err(invalid(
+                "examples.max_operation_bytes",
+                "must be at most 65536",
+            ));
         }
         if self.index.query_sessions == Some(0) {
             return Err(invalid("index.query_sessions", "must be at least 1"));

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use apollo_router::layers::ServiceBuilderExt;
 use apollo_router::plugin::{Plugin, PluginInit};
 use apollo_router::register_plugin;
-use apollo_router::services::router;
+use apollo_router::services::{router, supergraph};
 use apollo_router::{Endpoint, ListenAddr};
 use multimap::MultiMap;
 use tower::{BoxError, ServiceBuilder, ServiceExt};
@@ -88,9 +88,11 @@ impl Plugin for Search {
                 tracing::warn!(%warning, "wayfinder.search: supergraph");
             }
             let catalog = Arc::new(catalog);
+            let engine_config = config.engine();
             let engine =
-                runtime::engine_serving(&config.engine(), &catalog).map_err(StartError::Engine)?;
-            Instance::new(config, engine, catalog).map_err(StartError::Instance)
+                runtime::engine_serving(&engine_config, &catalog).map_err(StartError::Engine)?;
+            let learner = runtime::learner(&config.examples, engine_config.cache_dir.as_deref());
+            Instance::new(config, engine, catalog, learner).map_err(StartError::Instance)
         })
         .await??;
         metrics::register_gauges();
@@ -117,6 +119,49 @@ impl Plugin for Search {
             .service_fn(move |request: router::Request| {
                 Arc::clone(&instance).handle(request, inner.clone())
             })
+            .boxed()
+    }
+
+    /// With `examples.from_traffic`, offers every operation whose first response has no
+    /// error to the learner; the response itself is passed on unchanged and never waits.
+    fn supergraph_service(&self, service: supergraph::BoxService) -> supergraph::BoxService {
+        let Some(instance) = &self.instance else {
+            return service;
+        };
+        let Some(learner) = instance.learner.clone() else {
+            return service;
+        };
+        let catalog = Arc::clone(&instance.catalog);
+        ServiceBuilder::new()
+            .map_future_with_request_data(
+                |request: &supergraph::Request| {
+                    let body = request.supergraph_request.body();
+                    body.query
+                        .clone()
+                        .map(|query| (query, body.operation_name.clone()))
+                },
+                move |operation: Option<(String, Option<String>)>, future| {
+                    let learner = Arc::clone(&learner);
+                    let catalog = Arc::clone(&catalog);
+                    async move {
+                        let response: supergraph::Response = future.await?;
+                        let Some((text, name)) = operation else {
+                            return Ok(response);
+                        };
+                        let mut first = true;
+                        Ok::<_, BoxError>(response.map_stream(move |chunk| {
+                            if std::mem::take(&mut first)
+                                && chunk.errors.is_empty()
+                                && chunk.data.is_some()
+                            {
+                                learner.offer(&catalog, &text, name.as_deref());
+                            }
+                            chunk
+                        }))
+                    }
+                },
+            )
+            .service(service)
             .boxed()
     }
 

@@ -4,9 +4,11 @@
 //! engine settings stay the same; a reload only publishes the new catalog, which re-indexes
 //! what changed in the background while the live index keeps answering.
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use wayfinder_supergraph::Catalog;
+use wayfinder_workers::learned::{Learned, LearnedConfig, Learner};
 use wayfinder_workers::{Engine, EngineConfig, EngineError, Generation, Swap};
 
 struct Slot {
@@ -75,6 +77,51 @@ pub fn engine_serving(
         slot.published = Some(hash);
     }
     Ok(Arc::clone(&slot.engine))
+}
+
+/// The learner, like the engine, outlives plugin instances: what it learned stays across
+/// reloads while its settings and folder stay.
+struct LearnerSlot {
+    config: LearnedConfig,
+    cache_dir: Option<PathBuf>,
+    learner: Arc<Learner>,
+}
+
+static LEARNER: Mutex<Option<LearnerSlot>> = Mutex::new(None);
+
+/// The learner for `config`, started (and its saved store read) on first use or when the
+/// settings changed; `None` when examples are not learned from traffic.
+pub fn learner(config: &LearnedConfig, cache_dir: Option<&Path>) -> Option<Arc<Learner>> {
+    let mut slot = LEARNER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if !config.from_traffic {
+        *slot = None;
+        return None;
+    }
+    if let Some(slot) = slot
+        .as_ref()
+        .filter(|s| s.config == *config && s.cache_dir.as_deref() == cache_dir)
+    {
+        return Some(Arc::clone(&slot.learner));
+    }
+    let (learned, error) = Learned::open(config.clone(), cache_dir);
+    if let Some(error) = error {
+        tracing::warn!(%error, "wayfinder.search: learning examples from an empty store");
+    }
+    let learner = match Learner::start(Arc::new(learned)) {
+        Ok(learner) => Arc::new(learner),
+        Err(error) => {
+            tracing::warn!(%error, "wayfinder.search: cannot start the examples learner");
+            return None;
+        }
+    };
+    *slot = Some(LearnerSlot {
+        config: config.clone(),
+        cache_dir: cache_dir.map(Path::to_path_buf),
+        learner: Arc::clone(&learner),
+    });
+    Some(learner)
 }
 
 fn engine() -> Option<Arc<Engine>> {

@@ -7,7 +7,8 @@
 //! [`catalog`] builds members from it, reading federation facts through [`federation`] and
 //! hashing them through [`hash`]; [`paths`] walks from the roots, and [`examples`] writes an
 //! operation along a member's shortest path; [`contract`] decides what a tenant's `@tag`
-//! filter lets it see, and [`contract_schema`] derives that tenant's API schema.
+//! filter lets it see, and [`contract_schema`] derives that tenant's API schema. Apart from
+//! the catalog, [`usage`] reduces an executed operation to its shape and the members it uses.
 
 mod catalog;
 mod contract;
@@ -19,6 +20,7 @@ mod hash;
 mod member;
 mod paths;
 mod source;
+mod usage;
 
 pub use catalog::{Catalog, CatalogOptions, PLAIN_SUBGRAPH};
 pub use contract::{Contract, ContractFilter};
@@ -31,3 +33,4 @@ pub use member::{
     SubgraphId,
 };
 pub use paths::PathIndex;
+pub use usage::{usage, Usage, UsageError};

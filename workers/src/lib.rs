@@ -14,7 +14,8 @@
 //! The [`engine`] ties them together for the CLI and the router plugin: it publishes catalogs
 //! and answers searches on the [`search_pool`]'s threads (callers' own work around them runs
 //! on the [`background`] threads); [`cursor`] signs pages, [`config`] holds the settings and
-//! [`eval`] scores question sets.
+//! [`eval`] scores question sets. Beside them, [`learned`] keeps the examples learned from the
+//! operations a router runs.
 
 pub mod background;
 pub(crate) mod build;
@@ -24,6 +25,7 @@ pub mod embed;
 pub mod engine;
 pub mod eval;
 pub mod index;
+pub mod learned;
 pub(crate) mod query;
 pub mod rank;
 pub mod search_pool;

@@ -669,6 +669,7 @@ mod tests {
         Scope {
             catalog,
             visibility: Visibility::of(contract),
+            learned: None,
         }
     }
 
@@ -815,6 +816,7 @@ mod tests {
         Scope {
             catalog,
             visibility: Visibility::of(None),
+            learned: None,
         }
     }
 }

@@ -206,6 +206,7 @@ impl Root<'_> {
         let scope = Arc::new(Scope {
             catalog: Arc::clone(&results.catalog),
             visibility: results.visibility.clone(),
+            learned: self.answering.definitions.learned.clone(),
         });
         let items: Vec<SearchResult> = results
             .hits

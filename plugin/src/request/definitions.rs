@@ -17,6 +17,7 @@ use apollo_compiler::validation::Valid;
 use apollo_compiler::{Name, Node, Schema};
 use wayfinder_supergraph::{Catalog, Example, Member, MemberKind};
 use wayfinder_workers::index::visibility::Visibility;
+use wayfinder_workers::learned::Learned;
 
 /// One catalog's schema as one tenant sees it.
 #[derive(Clone)]
@@ -24,6 +25,8 @@ pub struct Scope {
     pub catalog: Arc<Catalog>,
     /// What the tenant's contract lets it see.
     pub visibility: Visibility,
+    /// Examples learned from traffic, served before the made ones.
+    pub learned: Option<Arc<Learned>>,
 }
 
 impl Scope {
@@ -127,12 +130,30 @@ impl Scope {
         })
     }
 
-    /// The examples of the member at `coordinate`, as the tenant may see them.
+    /// The examples of the member at `coordinate`, as the tenant may see them: the most used
+    /// learned ones that touch only what it sees, then the one made from the schema.
     fn examples<'v>(&self, coordinate: &str) -> ResolvedValue<'v> {
-        let example = self
-            .member(coordinate)
-            .and_then(|member| self.visibility.example(&self.catalog, member.id).ok());
-        ResolvedValue::list(example.map(|example| ResolvedValue::object(ExampleValue(example))))
+        let Some(member) = self.member(coordinate) else {
+            return ResolvedValue::list(std::iter::empty());
+        };
+        let mut examples: Vec<Example> = self
+            .learned
+            .iter()
+            .flat_map(|learned| learned.examples(coordinate, &|c| self.member(c).is_some()))
+            .map(|learned| Example {
+                operation: learned.operation.to_string(),
+                description: match learned.this_week {
+                    1 => "Seen once this week.".to_string(),
+                    n => format!("Seen {} times this week.", thousands(n)),
+                },
+            })
+            .collect();
+        examples.extend(self.visibility.example(&self.catalog, member.id).ok());
+        ResolvedValue::list(
+            examples
+                .into_iter()
+                .map(|example| ResolvedValue::object(ExampleValue(example))),
+        )
     }
 
     fn named_type<'a>(&'a self, name: &str) -> ResolvedValue<'a> {
@@ -165,6 +186,19 @@ impl Scope {
                 .then(|| ResolvedValue::object(TypeDef::new(self, def)))
         }))
     }
+}
+
+/// `1240` as `1,240`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// A coordinate as written, read without its whitespace (`Query.book(isbn: )`).

@@ -23,6 +23,7 @@ use tower::BoxError;
 use tracing::Instrument;
 use wayfinder_supergraph::{Catalog, Contract};
 use wayfinder_workers::index::visibility::Visibility;
+use wayfinder_workers::learned::{Learned, Learner};
 use wayfinder_workers::Engine;
 
 use crate::config::{Config, Enforce};
@@ -54,6 +55,8 @@ pub struct Instance {
     /// The router's introspection setting, learnt from the router on first use.
     pub introspection: tokio::sync::OnceCell<bool>,
     pub metrics: Metrics,
+    /// Learns examples from the operations the router runs (`examples.from_traffic`).
+    pub learner: Option<Arc<Learner>>,
     /// Each tenant's token bucket, for those with a `rate_limit`.
     pub quotas: Quotas,
     persisted: Persisted,
@@ -93,6 +96,7 @@ impl Instance {
         config: Config,
         engine: Arc<Engine>,
         catalog: Arc<Catalog>,
+        learner: Option<Arc<Learner>>,
     ) -> Result<Self, InstanceError> {
         let schema = Arc::new(SemanticSchema::new(catalog.api_schema())?);
         let tenants = config
@@ -143,6 +147,7 @@ impl Instance {
             gates,
             introspection: tokio::sync::OnceCell::new(),
             metrics: Metrics::default(),
+            learner,
             persisted: Persisted::new(),
             introspecting: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -256,7 +261,15 @@ impl Instance {
         Scope {
             catalog: Arc::clone(&self.catalog),
             visibility: Visibility::of(tenant.and_then(|name| self.contracts.get(name)).cloned()),
+            learned: self.learned(),
         }
+    }
+
+    /// The examples learned from traffic, when they are.
+    pub fn learned(&self) -> Option<Arc<Learned>> {
+        self.learner
+            .as_ref()
+            .map(|learner| Arc::clone(learner.learned()))
     }
 
     /// The tenant a request with `headers` acts for, and what it sees (for the MCP tools).

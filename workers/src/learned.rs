@@ -1,0 +1,535 @@
+//! Examples learned from traffic: the shapes of the operations a router ran without errors
+//! ([`wayfinder_supergraph::usage`]), counted by day over a week, the most used few served
+//! per member they touch.
+//!
+//! Flow: the plugin offers each executed operation to the [`Learner`] (a bounded queue: when
+//! it is full the operation is dropped and counted, never waited for) -> its thread reduces it
+//! to a shape against the catalog it ran on -> [`Learned::record`] counts the shape, keeping
+//! at most `max_operations` (the least used this week go first) -> [`Learned::examples`]
+//! serves, per coordinate, the most used shapes whose every member the caller may see. The
+//! store is saved to `learned-examples.json` in the cache folder when it changed, once the
+//! queue is idle for a second (at least every minute under steady traffic) and when the
+//! learner stops, and read back at start, so a restart keeps what was learned.
+//!
+//! Nothing a client sent is kept: a shape has no literal and no variable value, and the text
+//! of an operation only lives in the queue until its shape is made.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use wayfinder_supergraph::{Catalog, Usage};
+
+/// Days a count is kept for ("this week").
+const DAYS: usize = 7;
+/// Operations that may wait for the learner; one more is dropped.
+const QUEUE: usize = 1024;
+/// A changed store is saved once the queue has been idle this long...
+const SAVE_WHEN_IDLE: Duration = Duration::from_secs(1);
+/// ...or, under steady traffic, this long after the last save.
+const SAVE_EVERY: Duration = Duration::from_secs(60);
+/// The store's file in the cache folder.
+const FILE: &str = "learned-examples.json";
+
+/// Examples learned from the operations the router runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct LearnedConfig {
+    /// Learn examples from the operations the router executes without errors: their shapes
+    /// (every literal a variable, aliases and fragments resolved, fields ordered), never a
+    /// value. Default `false`.
+    pub from_traffic: bool,
+    /// Learned examples served per member, most used this week first, before the ones made
+    /// from the schema. Default 3.
+    pub per_member: usize,
+    /// Distinct operation shapes kept, in memory and on disk; past it, the least used this
+    /// week are forgotten. Default 2000.
+    pub max_operations: usize,
+    /// Longest shape kept, in bytes; longer operations are not learned. Default 4096.
+    pub max_operation_bytes: usize,
+}
+
+impl Default for LearnedConfig {
+    fn default() -> Self {
+        LearnedConfig {
+            from_traffic: false,
+            per_member: 3,
+            max_operations: 2000,
+            max_operation_bytes: 4096,
+        }
+    }
+}
+
+/// One learned example, as served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LearnedExample {
+    pub operation: Arc<str>,
+    /// Times it ran in the last seven days.
+    pub this_week: u64,
+}
+
+/// One operation shape and its counts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Shape {
+    operation: Arc<str>,
+    coordinates: Box<[Box<str>]>,
+    /// Runs per day, `days[day % 7]`.
+    days: [u64; DAYS],
+    /// The last day counted (days since the Unix epoch).
+    day: u64,
+}
+
+impl Shape {
+    fn this_week(&self, today: u64) -> u64 {
+        if today >= self.day + DAYS as u64 {
+            return 0;
+        }
+        let first = today.saturating_sub(DAYS as u64 - 1);
+        (first..=self.day)
+            .map(|day| self.days[(day % DAYS as u64) as usize])
+            .sum()
+    }
+
+    fn count(&mut self, today: u64) {
+        if today > self.day {
+            for day in (self.day + 1)..=today.min(self.day + DAYS as u64) {
+                self.days[(day % DAYS as u64) as usize] = 0;
+            }
+            self.day = today;
+        }
+        self.days[(today % DAYS as u64) as usize] += 1;
+    }
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct Saved {
+    shapes: Vec<Shape>,
+}
+
+#[derive(Default)]
+struct State {
+    shapes: HashMap<u64, Shape>,
+    /// Shapes by each coordinate they touch.
+    by_coordinate: HashMap<Box<str>, Vec<u64>>,
+    changed: bool,
+}
+
+/// The learned shapes, shared by the learner and the requests that serve them.
+pub struct Learned {
+    config: LearnedConfig,
+    state: Mutex<State>,
+    file: Option<PathBuf>,
+}
+
+/// Why the store could not be read or saved.
+#[derive(Debug, thiserror::Error)]
+pub enum LearnedError {
+    #[error("cannot read the learned examples {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("cannot save the learned examples {path}: {message}")]
+    Save { path: PathBuf, message: String },
+}
+
+fn today() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400)
+}
+
+fn key(operation: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(operation.as_bytes())
+}
+
+impl Learned {
+    /// An empty store, saved in `cache_dir` when there is one.
+    pub fn new(config: LearnedConfig, cache_dir: Option<&Path>) -> Self {
+        Learned {
+            config,
+            state: Mutex::new(State::default()),
+            file: cache_dir.map(|dir| dir.join(FILE)),
+        }
+    }
+
+    /// The store saved in `cache_dir`, or an empty one when there is none; a file that cannot
+    /// be read is an error naming it (the store then starts empty).
+    pub fn open(config: LearnedConfig, cache_dir: Option<&Path>) -> (Self, Option<LearnedError>) {
+        let learned = Self::new(config, cache_dir);
+        let Some(path) = learned.file.clone() else {
+            return (learned, None);
+        };
+        let saved: Saved = match std::fs::read(&path) {
+            Ok(bytes) => match serde_json::from_slice(&bytes) {
+                Ok(saved) => saved,
+                Err(e) => {
+                    let error = LearnedError::Read {
+                        path,
+                        message: e.to_string(),
+                    };
+                    return (learned, Some(error));
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Saved::default(),
+            Err(e) => {
+                let error = LearnedError::Read {
+                    path,
+                    message: e.to_string(),
+                };
+                return (learned, Some(error));
+            }
+        };
+        {
+            let mut state = learned.lock();
+            for shape in saved.shapes {
+                learned.insert(&mut state, shape);
+            }
+            state.changed = false;
+        }
+        (learned, None)
+    }
+
+    pub fn config(&self) -> &LearnedConfig {
+        &self.config
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts one run of `usage`.
+    pub fn record(&self, usage: &Usage) {
+        if usage.operation.len() > self.config.max_operation_bytes
+            || self.config.max_operations == 0
+        {
+            return;
+        }
+        let today = today();
+        let key = key(&usage.operation);
+        let mut state = self.lock();
+        state.changed = true;
+        if let Some(shape) = state.shapes.get_mut(&key) {
+            shape.count(today);
+            return;
+        }
+        let mut shape = Shape {
+            operation: usage.operation.as_str().into(),
+            coordinates: usage
+                .coordinates
+                .iter()
+                .map(|c| c.as_str().into())
+                .collect(),
+            days: [0; DAYS],
+            day: today,
+        };
+        shape.count(today);
+        self.insert(&mut state, shape);
+    }
+
+    fn insert(&self, state: &mut State, shape: Shape) {
+        let today = today();
+        while state.shapes.len() >= self.config.max_operations {
+            let Some(least) = state
+                .shapes
+                .iter()
+                .min_by_key(|(_, s)| (s.this_week(today), s.day))
+                .map(|(key, _)| *key)
+            else {
+                break;
+            };
+            if let Some(gone) = state.shapes.remove(&least) {
+                for coordinate in gone.coordinates.iter() {
+                    if let Some(keys) = state.by_coordinate.get_mut(coordinate) {
+                        keys.retain(|k| *k != least);
+                        if keys.is_empty() {
+                            state.by_coordinate.remove(coordinate);
+                        }
+                    }
+                }
+            }
+        }
+        let key = key(&shape.operation);
+        for coordinate in shape.coordinates.iter() {
+            state
+                .by_coordinate
+                .entry(coordinate.clone())
+                .or_default()
+                .push(key);
+        }
+        state.shapes.insert(key, shape);
+    }
+
+    /// The most used shapes that touch `coordinate` and only what `visible` allows, most
+    /// used first, at most `per_member`.
+    pub fn examples(
+        &self,
+        coordinate: &str,
+        visible: &dyn Fn(&str) -> bool,
+    ) -> Vec<LearnedExample> {
+        let today = today();
+        let state = self.lock();
+        let Some(keys) = state.by_coordinate.get(coordinate) else {
+            return Vec::new();
+        };
+        let mut found: Vec<LearnedExample> = keys
+            .iter()
+            .filter_map(|key| state.shapes.get(key))
+            .filter(|shape| shape.coordinates.iter().all(|c| visible(c)))
+            .map(|shape| LearnedExample {
+                operation: Arc::clone(&shape.operation),
+                this_week: shape.this_week(today),
+            })
+            .filter(|example| example.this_week > 0)
+            .collect();
+        found.sort_by(|a, b| {
+            b.this_week
+                .cmp(&a.this_week)
+                .then_with(|| a.operation.cmp(&b.operation))
+        });
+        found.truncate(self.config.per_member);
+        found
+    }
+
+    /// Distinct shapes kept.
+    pub fn len(&self) -> usize {
+        self.lock().shapes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the store when it changed since the last save (to a temporary file first, so
+    /// a crash never leaves half a file).
+    pub fn save(&self) -> Result<(), LearnedError> {
+        let Some(path) = &self.file else {
+            return Ok(());
+        };
+        let bytes = {
+            let mut state = self.lock();
+            if !state.changed {
+                return Ok(());
+            }
+            state.changed = false;
+            let saved = Saved {
+                shapes: state.shapes.values().cloned().collect(),
+            };
+            serde_json::to_vec(&saved).map_err(|e| LearnedError::Save {
+                path: path.clone(),
+                message: e.to_string(),
+            })?
+        };
+        let error = |e: std::io::Error| LearnedError::Save {
+            path: path.clone(),
+            message: e.to_string(),
+        };
+        let temporary = path.with_extension("json.tmp");
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(error)?;
+        }
+        std::fs::write(&temporary, bytes).map_err(error)?;
+        std::fs::rename(&temporary, path).map_err(error)
+    }
+}
+
+/// An operation the router ran, waiting to be learned.
+struct Offered {
+    catalog: Arc<Catalog>,
+    text: String,
+    operation_name: Option<String>,
+}
+
+/// The thread that learns shapes, fed through a bounded queue.
+pub struct Learner {
+    learned: Arc<Learned>,
+    queue: Option<SyncSender<Offered>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl Learner {
+    pub fn start(learned: Arc<Learned>) -> std::io::Result<Self> {
+        let (queue, offered) = std::sync::mpsc::sync_channel(QUEUE);
+        let thread = std::thread::Builder::new()
+            .name("wayfinder-learner".into())
+            .spawn({
+                let learned = Arc::clone(&learned);
+                move || learn(&learned, &offered)
+            })?;
+        Ok(Learner {
+            learned,
+            queue: Some(queue),
+            thread: Some(thread),
+            dropped: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    pub fn learned(&self) -> &Arc<Learned> {
+        &self.learned
+    }
+
+    /// Offers an operation `catalog`'s router ran without errors; never waits.
+    pub fn offer(&self, catalog: &Arc<Catalog>, text: &str, operation_name: Option<&str>) {
+        let Some(queue) = &self.queue else { return };
+        let offered = Offered {
+            catalog: Arc::clone(catalog),
+            text: text.to_string(),
+            operation_name: operation_name.map(str::to_string),
+        };
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = queue.try_send(offered)
+        {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Operations dropped because the queue was full.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Learner {
+    fn drop(&mut self) {
+        self.queue = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn learn(learned: &Learned, offered: &Receiver<Offered>) {
+    let mut saved = std::time::Instant::now();
+    loop {
+        if saved.elapsed() >= SAVE_EVERY {
+            save(learned);
+            saved = std::time::Instant::now();
+        }
+        match offered.recv_timeout(SAVE_WHEN_IDLE) {
+            Ok(Offered {
+                catalog,
+                text,
+                operation_name,
+            }) => {
+                // An operation that does not reduce to a shape (invalid for this schema, a
+                // subscription, introspection) is not an example; nothing of it is logged.
+                if let Ok(usage) = wayfinder_supergraph::usage(
+                    catalog.api_schema(),
+                    &text,
+                    operation_name.as_deref(),
+                ) {
+                    learned.record(&usage);
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                save(learned);
+                saved = std::time::Instant::now();
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                save(learned);
+                return;
+            }
+        }
+    }
+}
+
+fn save(learned: &Learned) {
+    if let Err(error) = learned.save() {
+        tracing::warn!(%error, "wayfinder.search: learned examples not saved");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(operation: &str, coordinates: &[&str]) -> Usage {
+        Usage {
+            operation: operation.into(),
+            coordinates: coordinates.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_most_used_visible_shapes_come_first_and_the_store_keeps_its_bound() {
+        let config = LearnedConfig {
+            from_traffic: true,
+            per_member: 2,
+            max_operations: 3,
+            max_operation_bytes: 100,
+        };
+        let learned = Learned::new(config, None);
+        let a = usage("query { a }", &["Query.a"]);
+        let ab = usage("query { a b }", &["Query.a", "Query.b"]);
+        let secret = usage("query { a secret }", &["Query.a", "Query.secret"]);
+        for _ in 0..3 {
+            learned.record(&ab);
+        }
+        learned.record(&a);
+        for _ in 0..5 {
+            learned.record(&secret);
+        }
+        let public = |c: &str| c != "Query.secret";
+        let served: Vec<(String, u64)> = learned
+            .examples("Query.a", &public)
+            .into_iter()
+            .map(|e| (e.operation.to_string(), e.this_week))
+            .collect();
+        assert_eq!(
+            served,
+            [
+                ("query { a b }".to_string(), 3),
+                ("query { a }".to_string(), 1)
+            ]
+        );
+        assert_eq!(learned.examples("Query.a", &|_| true)[0].this_week, 5);
+        // A fourth shape pushes out the least used one.
+        learned.record(&usage("query { b }", &["Query.b"]));
+        assert_eq!(learned.len(), 3);
+        assert!(learned
+            .examples("Query.a", &public)
+            .iter()
+            .all(|e| &*e.operation != "query { a }"));
+        // Too long to keep.
+        learned.record(&usage(&"x".repeat(101), &["Query.a"]));
+        assert_eq!(learned.len(), 3);
+    }
+
+    #[test]
+    fn counts_are_this_weeks() {
+        let mut shape = Shape {
+            operation: "q".into(),
+            coordinates: Box::new([]),
+            days: [0; DAYS],
+            day: 100,
+        };
+        shape.count(100);
+        shape.count(100);
+        shape.count(103);
+        assert_eq!(shape.this_week(103), 3);
+        assert_eq!(shape.this_week(106), 3);
+        assert_eq!(shape.this_week(107), 1);
+        shape.count(115);
+        assert_eq!(shape.this_week(115), 1);
+    }
+
+    #[test]
+    fn a_saved_store_is_read_back() {
+        let dir = std::env::temp_dir().join(format!("wayfinder-learned-{}", std::process::id()));
+        let config = LearnedConfig {
+            from_traffic: true,
+            ..LearnedConfig::default()
+        };
+        let learned = Learned::new(config.clone(), Some(&dir));
+        learned.record(&usage("query { a }", &["Query.a"]));
+        learned.save().unwrap();
+        let (again, error) = Learned::open(config.clone(), Some(&dir));
+        assert!(error.is_none());
+        assert_eq!(again.examples("Query.a", &|_| true)[0].this_week, 1);
+        std::fs::write(dir.join(FILE), b"not json").unwrap();
+        let (_, error) = Learned::open(config, Some(&dir));
+        assert!(error.unwrap().to_string().contains(FILE));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
