@@ -74,7 +74,7 @@ async fn operations_the_router_ran_become_examples_without_a_value() {
     )
     .await;
     let mut answers: Vec<Value> = Vec::new();
-    let mut run = |body: Value, tenant: &'static str| {
+    let run = |body: Value, tenant: &'static str| {
         let router = &router;
         async move {
             let response = router.post(&body, &[("x-wayfinder-tenant", tenant)]).await;
