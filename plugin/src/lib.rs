@@ -91,7 +91,11 @@ impl Plugin for Search {
             let engine_config = config.engine();
             let engine =
                 runtime::engine_serving(&engine_config, &catalog).map_err(StartError::Engine)?;
-            let learner = runtime::learner(&config.examples, engine_config.cache_dir.as_deref());
+            let learner = runtime::learner(
+                &config.examples,
+                engine_config.cache_dir.as_deref(),
+                engine_config.redis.as_ref(),
+            );
             Instance::new(config, engine, catalog, learner).map_err(StartError::Instance)
         })
         .await??;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use wayfinder_supergraph::Catalog;
 use wayfinder_workers::learned::{Learned, LearnedConfig, Learner};
-use wayfinder_workers::{Engine, EngineConfig, EngineError, Generation, Swap};
+use wayfinder_workers::{Engine, EngineConfig, EngineError, Generation, RedisConfig, Swap};
 
 struct Slot {
     config: EngineConfig,
@@ -84,14 +84,20 @@ pub fn engine_serving(
 struct LearnerSlot {
     config: LearnedConfig,
     cache_dir: Option<PathBuf>,
+    redis: Option<RedisConfig>,
     learner: Arc<Learner>,
 }
 
 static LEARNER: Mutex<Option<LearnerSlot>> = Mutex::new(None);
 
 /// The learner for `config`, started (and its saved store read) on first use or when the
-/// settings changed; `None` when examples are not learned from traffic.
-pub fn learner(config: &LearnedConfig, cache_dir: Option<&Path>) -> Option<Arc<Learner>> {
+/// settings changed; `None` when examples are not learned from traffic. With `redis` (the
+/// engine's, `index.redis`), it shares what it learns with the fleet.
+pub fn learner(
+    config: &LearnedConfig,
+    cache_dir: Option<&Path>,
+    redis: Option<&RedisConfig>,
+) -> Option<Arc<Learner>> {
     let mut slot = LEARNER
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -99,17 +105,16 @@ pub fn learner(config: &LearnedConfig, cache_dir: Option<&Path>) -> Option<Arc<L
         *slot = None;
         return None;
     }
-    if let Some(slot) = slot
-        .as_ref()
-        .filter(|s| s.config == *config && s.cache_dir.as_deref() == cache_dir)
-    {
+    if let Some(slot) = slot.as_ref().filter(|s| {
+        s.config == *config && s.cache_dir.as_deref() == cache_dir && s.redis.as_ref() == redis
+    }) {
         return Some(Arc::clone(&slot.learner));
     }
     let (learned, error) = Learned::open(config.clone(), cache_dir);
     if let Some(error) = error {
         tracing::warn!(%error, "wayfinder.search: learning examples from an empty store");
     }
-    let learner = match Learner::start(Arc::new(learned)) {
+    let learner = match Learner::start(Arc::new(learned), redis.cloned()) {
         Ok(learner) => Arc::new(learner),
         Err(error) => {
             tracing::warn!(%error, "wayfinder.search: cannot start the examples learner");
@@ -119,6 +124,7 @@ pub fn learner(config: &LearnedConfig, cache_dir: Option<&Path>) -> Option<Arc<L
     *slot = Some(LearnerSlot {
         config: config.clone(),
         cache_dir: cache_dir.map(Path::to_path_buf),
+        redis: redis.cloned(),
         learner: Arc::clone(&learner),
     });
     Some(learner)

@@ -1,6 +1,7 @@
 //! Examples learned from traffic, through the real router: operations it ran without errors
-//! become examples, counted and normalised, filtered by each tenant's contract, and no value a
-//! client sent is kept anywhere (answers, the router's log, the store on disk).
+//! become examples, counted and normalised, filtered by each tenant's contract, shared with a
+//! second replica through a real Redis, and no value a client sent is kept anywhere (answers,
+//! the routers' logs, the store on disk, Redis).
 
 mod support;
 
@@ -8,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::Router;
+use wayfinder_tests::redis::RedisServer;
 
 const PLUGIN: &str = "\
 examples:
@@ -63,16 +65,44 @@ async fn examples(router: &Router, coordinate: &str, tenant: &str) -> Vec<(Strin
         .collect()
 }
 
-#[tokio::test]
-async fn operations_the_router_ran_become_examples_without_a_value() {
-    let cache = tempfile::tempdir().unwrap();
-    let router = Router::start_indexing(
+/// A replica learning from traffic, sharing through `redis`, with `cache` as its local store.
+async fn replica(redis: &RedisServer, cache: &std::path::Path) -> Router {
+    Router::start_indexing(
         &support::example_supergraph(),
-        &format!("cache_dir: {}", cache.path().display()),
+        &format!(
+            "cache_dir: {}\nredis:\n  urls: [\"{}\"]",
+            cache.display(),
+            redis.url()
+        ),
         PLUGIN,
         MOCKS,
     )
-    .await;
+    .await
+}
+
+/// The examples of `coordinate` once `ready` holds for them (the learner works beside the
+/// requests, and replicas sync every few seconds).
+async fn examples_when(
+    router: &Router,
+    coordinate: &str,
+    tenant: &str,
+    ready: impl Fn(&[(String, String)]) -> bool,
+) -> Vec<(String, String)> {
+    let started = Instant::now();
+    loop {
+        let found = examples(router, coordinate, tenant).await;
+        if ready(&found) || started.elapsed() > Duration::from_secs(30) {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn operations_the_router_ran_become_examples_for_the_fleet_without_a_value() {
+    let redis = RedisServer::start();
+    let cache = tempfile::tempdir().unwrap();
+    let router = replica(&redis, cache.path()).await;
     let mut answers: Vec<Value> = Vec::new();
     let run = |body: Value, tenant: &'static str| {
         let router = &router;
@@ -132,15 +162,7 @@ async fn operations_the_router_ran_become_examples_without_a_value() {
         .await;
     assert!(!failed.body["errors"].is_null());
 
-    // The learner works beside the requests: wait for it.
-    let started = Instant::now();
-    let me = loop {
-        let me = examples(&router, "Query.me", "public").await;
-        if me.len() > 1 || started.elapsed() > Duration::from_secs(20) {
-            break me;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let me = examples_when(&router, "Query.me", "public", |e| e.len() > 1).await;
     assert_eq!(
         me[0],
         (
@@ -188,10 +210,52 @@ async fn operations_the_router_ran_become_examples_without_a_value() {
     assert!(saved.contains("displayName"), "{saved}");
     answers.push(json!(me));
     answers.push(json!(book));
-    let log = router.log();
+
+    // A second replica, which ran none of it, serves the fleet's counts.
+    let other_cache = tempfile::tempdir().unwrap();
+    let other = replica(&redis, other_cache.path()).await;
+    let shared = examples_when(&other, "Query.me", "public", |e| {
+        e.first()
+            .is_some_and(|(_, d)| d == "Seen 5 times this week.")
+    })
+    .await;
+    assert_eq!(shared[0], me[0], "{shared:?}");
+    let shared_staff = examples(&other, "Customer.displayName", "staff").await;
+    assert!(
+        shared_staff
+            .iter()
+            .any(|(op, _)| op.contains("customer(id: $id)")),
+        "{shared_staff:?}"
+    );
+    let shared_public = examples(&other, "Customer.displayName", "public").await;
+    assert!(
+        shared_public.iter().all(|(op, _)| !op.contains("customer")),
+        "{shared_public:?}"
+    );
+    answers.push(json!(shared));
+    // Its own run adds to the fleet's count, which the first replica then serves.
+    let _ = other
+        .post(&json!({ "query": "{ me { id displayName } }" }), &[])
+        .await;
+    let six = examples_when(&router, "Query.me", "public", |e| {
+        e.first()
+            .is_some_and(|(_, d)| d == "Seen 6 times this week.")
+    })
+    .await;
+    assert_eq!(six[0].1, "Seen 6 times this week.", "{six:?}");
+
+    let mut in_redis = String::new();
+    for key in redis.keys("*examples*") {
+        in_redis.push_str(&key);
+        in_redis.push_str(&redis.cli(&["GET", &key]));
+        in_redis.push_str(&redis.cli(&["ZRANGE", &key, "0", "-1", "WITHSCORES"]));
+    }
+    assert!(in_redis.contains("displayName"), "{in_redis}");
+    let log = format!("{}{}", router.log(), other.log());
     for sentinel in SENTINELS {
         assert!(!saved.contains(sentinel), "the store keeps {sentinel}");
-        assert!(!log.contains(sentinel), "the log shows {sentinel}");
+        assert!(!in_redis.contains(sentinel), "Redis keeps {sentinel}");
+        assert!(!log.contains(sentinel), "a log shows {sentinel}");
         for answer in &answers {
             // The answers to the workload itself may carry data, never the values sent.
             assert!(!answer.to_string().contains(sentinel), "{answer}");

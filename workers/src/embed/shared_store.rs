@@ -233,44 +233,8 @@ impl SharedStore {
         model_key: u64,
         dimension: usize,
     ) -> Result<SharedStore, SharedStoreError> {
-        let url = combined_url(&config.urls)?;
-        let shown = shown_url(&url);
-        let mut fred_config = Config::from_url(url.as_str())
-            .map_err(|e| SharedStoreError::Config(format!("{shown}: {e}")))?;
-        if let Some(username) = &config.username {
-            fred_config.username = Some(username.clone());
-        }
-        if let Some(password) = &config.password {
-            fred_config.password = Some(password.clone());
-        }
-        if let Some(tls) = &config.tls {
-            fred_config.tls = Some(tls_config(tls)?.into());
-        }
-        fred_config.fail_fast = config.required_to_start;
+        let (client, shown) = client(config)?;
         let timeout = config.timeout;
-        let client = Builder::from_config(fred_config)
-            .with_connection_config(|connection| {
-                connection.connection_timeout = timeout.max(Duration::from_secs(1));
-                connection.max_command_attempts = 1;
-                connection.max_command_buffer_len = 10_000;
-                // A connection that stops answering (half open) is dropped and made again,
-                // rather than costing every pipeline its timeout.
-                connection.unresponsive = UnresponsiveConfig {
-                    max_timeout: Some(UNRESPONSIVE_AFTER),
-                    interval: Duration::from_secs(1),
-                };
-            })
-            .with_performance_config(|performance| {
-                performance.default_command_timeout = timeout;
-            })
-            .set_policy(ReconnectPolicy::new_exponential(
-                0,
-                RECONNECT_MIN_MS,
-                RECONNECT_MAX_MS,
-                2,
-            ))
-            .build()
-            .map_err(|e| SharedStoreError::Config(format!("{shown}: {e}")))?;
         watch(&client, shown.clone());
         if config.required_to_start {
             client
@@ -673,6 +637,50 @@ fn decode_graph(record: &[u8], model_key: u64, name: &str) -> Option<Vec<u8>> {
 }
 
 /// One URL for the client: several are the nodes of one cluster, as in the router.
+/// A client for the Redis `config` names (not yet connected), and its URL as logs show it
+/// (no password); the engine's shared store and the learned examples each make one.
+pub(crate) fn client(config: &RedisConfig) -> Result<(Client, String), SharedStoreError> {
+    let url = combined_url(&config.urls)?;
+    let shown = shown_url(&url);
+    let mut fred_config = Config::from_url(url.as_str())
+        .map_err(|e| SharedStoreError::Config(format!("{shown}: {e}")))?;
+    if let Some(username) = &config.username {
+        fred_config.username = Some(username.clone());
+    }
+    if let Some(password) = &config.password {
+        fred_config.password = Some(password.clone());
+    }
+    if let Some(tls) = &config.tls {
+        fred_config.tls = Some(tls_config(tls)?.into());
+    }
+    fred_config.fail_fast = config.required_to_start;
+    let timeout = config.timeout;
+    let client = Builder::from_config(fred_config)
+        .with_connection_config(|connection| {
+            connection.connection_timeout = timeout.max(Duration::from_secs(1));
+            connection.max_command_attempts = 1;
+            connection.max_command_buffer_len = 10_000;
+            // A connection that stops answering (half open) is dropped and made again,
+            // rather than costing every pipeline its timeout.
+            connection.unresponsive = UnresponsiveConfig {
+                max_timeout: Some(UNRESPONSIVE_AFTER),
+                interval: Duration::from_secs(1),
+            };
+        })
+        .with_performance_config(|performance| {
+            performance.default_command_timeout = timeout;
+        })
+        .set_policy(ReconnectPolicy::new_exponential(
+            0,
+            RECONNECT_MIN_MS,
+            RECONNECT_MAX_MS,
+            2,
+        ))
+        .build()
+        .map_err(|e| SharedStoreError::Config(format!("{shown}: {e}")))?;
+    Ok((client, shown))
+}
+
 fn combined_url(urls: &[String]) -> Result<url::Url, SharedStoreError> {
     let parse = |text: &str| {
         url::Url::parse(text).map_err(|e| {
@@ -781,7 +789,7 @@ fn tls_config(tls: &RedisTls) -> Result<fred::types::config::TlsConnector, Share
 }
 
 /// Logs the first error of an outage and the connection that ends it, not every retry.
-fn watch(client: &Client, url: String) {
+pub(crate) fn watch(client: &Client, url: String) {
     let mut errors = client.error_rx();
     let mut reconnects = client.reconnect_rx();
     let down = Arc::new(AtomicBool::new(false));

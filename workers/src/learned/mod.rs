@@ -11,10 +11,16 @@
 //! queue is idle for a second (at least every minute under steady traffic) and when the
 //! learner stops, and read back at start, so a restart keeps what was learned.
 //!
+//! With the fleet's Redis, the learner also syncs every [`SYNC_EVERY`] ([`shared`]): it adds
+//! the runs it counted and takes the fleet's counts, so every replica serves what all of them
+//! ran.
+//!
 //! Nothing a client sent is kept: a shape has no literal and no variable value, and the text
 //! of an operation only lives in the queue until its shape is made.
 
-use std::collections::HashMap;
+mod shared;
+
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
@@ -23,6 +29,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use wayfinder_supergraph::{Catalog, Usage};
+
+use crate::embed::shared_store::RedisConfig;
+use shared::{Runs, SharedLearned, SharedShape};
 
 /// Days a count is kept for ("this week").
 const DAYS: usize = 7;
@@ -34,6 +43,10 @@ const SAVE_WHEN_IDLE: Duration = Duration::from_secs(1);
 const SAVE_EVERY: Duration = Duration::from_secs(60);
 /// The store's file in the cache folder.
 const FILE: &str = "learned-examples.json";
+/// How often a replica syncs with the fleet's Redis.
+const SYNC_EVERY: Duration = Duration::from_secs(2);
+/// Runs waiting for a sync are kept for at most this many (shape, day) pairs per shape kept.
+const UNSYNCED_PER_OPERATION: usize = 8;
 
 /// Examples learned from the operations the router runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -103,6 +116,18 @@ impl Shape {
         }
         self.days[(today % DAYS as u64) as usize] += 1;
     }
+
+    /// Takes the fleet's runs of the week up to `today` in place of its own.
+    fn set_runs(&mut self, runs: &[(u64, u64)], today: u64) {
+        self.days = [0; DAYS];
+        self.day = today;
+        let first = today.saturating_sub(DAYS as u64 - 1);
+        for &(day, count) in runs {
+            if (first..=today).contains(&day) {
+                self.days[(day % DAYS as u64) as usize] = count;
+            }
+        }
+    }
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -116,6 +141,8 @@ struct State {
     /// Shapes by each coordinate they touch.
     by_coordinate: HashMap<Box<str>, Vec<u64>>,
     changed: bool,
+    /// Runs counted since the last sync with the fleet, by (shape, day).
+    unsynced: HashMap<(u64, u64), u64>,
 }
 
 /// The learned shapes, shared by the learner and the requests that serve them.
@@ -140,7 +167,7 @@ fn today() -> u64 {
         .map_or(0, |d| d.as_secs() / 86_400)
 }
 
-fn key(operation: &str) -> u64 {
+fn key_of(operation: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(operation.as_bytes())
 }
 
@@ -207,9 +234,14 @@ impl Learned {
             return;
         }
         let today = today();
-        let key = key(&usage.operation);
+        let key = key_of(&usage.operation);
         let mut state = self.lock();
         state.changed = true;
+        // Bounded through an outage of the fleet's Redis: past this, runs count here only.
+        let room = state.unsynced.len() < UNSYNCED_PER_OPERATION * self.config.max_operations;
+        if room || state.unsynced.contains_key(&(key, today)) {
+            *state.unsynced.entry((key, today)).or_default() += 1;
+        }
         if let Some(shape) = state.shapes.get_mut(&key) {
             shape.count(today);
             return;
@@ -250,7 +282,7 @@ impl Learned {
                 }
             }
         }
-        let key = key(&shape.operation);
+        let key = key_of(&shape.operation);
         for coordinate in shape.coordinates.iter() {
             state
                 .by_coordinate
@@ -290,6 +322,84 @@ impl Learned {
         });
         found.truncate(self.config.per_member);
         found
+    }
+
+    /// Adds the runs counted here since the last sync to the fleet's, then takes the fleet's
+    /// counts of its most used shapes (and the shapes this replica did not know). On an error
+    /// the runs wait for the next sync.
+    fn sync(&self, shared: &SharedLearned) -> Result<(), fred::error::Error> {
+        let today = today();
+        let (unsynced, shapes, known) = {
+            let mut state = self.lock();
+            let unsynced = std::mem::take(&mut state.unsynced);
+            let shapes: HashMap<u64, SharedShape> = unsynced
+                .keys()
+                .filter_map(|(key, _)| {
+                    let shape = state.shapes.get(key)?;
+                    Some((
+                        *key,
+                        SharedShape {
+                            operation: shape.operation.to_string(),
+                            coordinates: shape.coordinates.iter().map(|c| c.to_string()).collect(),
+                        },
+                    ))
+                })
+                .collect();
+            let known: HashSet<u64> = state.shapes.keys().copied().collect();
+            (unsynced, shapes, known)
+        };
+        let added: Vec<Runs<'_>> = unsynced
+            .iter()
+            .filter_map(|(&(key, day), &runs)| {
+                Some(Runs {
+                    key,
+                    day,
+                    runs,
+                    shape: shapes.get(&key)?,
+                })
+            })
+            .collect();
+        let first = today.saturating_sub(DAYS as u64 - 1);
+        let fleet = match shared.sync(&added, first, today, self.config.max_operations, &|key| {
+            known.contains(&key)
+        }) {
+            Ok(fleet) => fleet,
+            Err(error) => {
+                let mut state = self.lock();
+                let room = UNSYNCED_PER_OPERATION * self.config.max_operations;
+                for (at, runs) in unsynced {
+                    if state.unsynced.len() < room || state.unsynced.contains_key(&at) {
+                        *state.unsynced.entry(at).or_default() += runs;
+                    }
+                }
+                return Err(error);
+            }
+        };
+        let mut fleet = fleet;
+        let mut state = self.lock();
+        for (key, runs) in &fleet.runs {
+            if let Some(shape) = state.shapes.get_mut(key) {
+                shape.set_runs(runs, today);
+                state.changed = true;
+            } else if let Some(shared) = fleet.shapes.remove(key) {
+                let operation: Arc<str> = shared.operation.into();
+                // A shape is known by the hash of its operation: one that does not match was
+                // not written by a replica, and is not served.
+                if key_of(&operation) != *key || operation.len() > self.config.max_operation_bytes {
+                    continue;
+                }
+                let mut shape = Shape {
+                    operation,
+                    coordinates: shared.coordinates.into_iter().map(Into::into).collect(),
+                    days: [0; DAYS],
+                    day: today,
+                };
+                shape.set_runs(runs, today);
+                self.insert(&mut state, shape);
+                state.changed = true;
+            }
+        }
+        Ok(())
     }
 
     /// Distinct shapes kept.
@@ -350,13 +460,23 @@ pub struct Learner {
 }
 
 impl Learner {
-    pub fn start(learned: Arc<Learned>) -> std::io::Result<Self> {
+    /// Starts the learner's thread; with `redis`, it syncs with the fleet there.
+    pub fn start(learned: Arc<Learned>, redis: Option<RedisConfig>) -> std::io::Result<Self> {
         let (queue, offered) = std::sync::mpsc::sync_channel(QUEUE);
         let thread = std::thread::Builder::new()
             .name("wayfinder-learner".into())
             .spawn({
                 let learned = Arc::clone(&learned);
-                move || learn(&learned, &offered)
+                move || {
+                    let shared = redis.and_then(|redis| match SharedLearned::connect(&redis) {
+                        Ok(shared) => Some(shared),
+                        Err(error) => {
+                            tracing::warn!(%error, "wayfinder.search: learned examples stay local");
+                            None
+                        }
+                    });
+                    learn(&learned, &offered, shared.as_ref())
+                }
             })?;
         Ok(Learner {
             learned,
@@ -399,9 +519,17 @@ impl Drop for Learner {
     }
 }
 
-fn learn(learned: &Learned, offered: &Receiver<Offered>) {
+fn learn(learned: &Learned, offered: &Receiver<Offered>, shared: Option<&SharedLearned>) {
     let mut saved = std::time::Instant::now();
+    let mut synced = std::time::Instant::now();
     loop {
+        if let Some(shared) = shared.filter(|_| synced.elapsed() >= SYNC_EVERY) {
+            // An outage is logged by the client's watcher, once; the runs wait.
+            if let Err(error) = learned.sync(shared) {
+                tracing::debug!(%error, "wayfinder.search: learned examples not synced");
+            }
+            synced = std::time::Instant::now();
+        }
         if saved.elapsed() >= SAVE_EVERY {
             save(learned);
             saved = std::time::Instant::now();
