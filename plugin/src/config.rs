@@ -37,6 +37,11 @@ pub struct Config {
     /// The `examples` of definitions: made from the schema for every member, and, when
     /// `from_traffic` is on, learned from the operations the router runs.
     pub examples: LearnedConfig,
+    /// A folder of prompt templates (`*.md`: a YAML front matter naming the prompt, its
+    /// description, its arguments and the tenants it is for, then its text), served by
+    /// `__prompts` and the MCP endpoint's `prompts/list` and `prompts/get`; relative to the
+    /// router's working directory, read at start and on every reload. Default: none.
+    pub prompts: Option<PathBuf>,
 }
 
 /// The MCP endpoint (streamable HTTP, stateless: any replica answers any call).
@@ -134,6 +139,7 @@ impl Default for Config {
             cursors: Cursors::default(),
             mcp: Mcp::default(),
             examples: LearnedConfig::default(),
+            prompts: None,
         }
     }
 }

@@ -43,6 +43,8 @@ pub enum Code {
     InvalidToolArguments,
     /// An MCP call names no tool of this server.
     UnknownTool,
+    /// An MCP `prompts/get` names no prompt the caller sees.
+    UnknownPrompt,
     /// The MCP `execute` tool runs no mutation unless `mcp.allow_mutations` says so.
     MutationRefused,
     /// The MCP `execute` tool runs no subscription.
@@ -90,6 +92,7 @@ impl Code {
             Code::UnsupportedResponse => "UNSUPPORTED_RESPONSE",
             Code::InvalidToolArguments => "MCP_INVALID_ARGUMENTS",
             Code::UnknownTool => "MCP_UNKNOWN_TOOL",
+            Code::UnknownPrompt => "MCP_UNKNOWN_PROMPT",
             Code::MutationRefused => "MCP_MUTATION_REFUSED",
             Code::SubscriptionRefused => "MCP_SUBSCRIPTION_REFUSED",
             Code::Unreachable => "MCP_ROUTER_UNREACHABLE",

@@ -16,6 +16,7 @@ pub mod config;
 pub(crate) mod error;
 pub(crate) mod mcp;
 pub(crate) mod metrics;
+pub(crate) mod prompts;
 pub(crate) mod request;
 pub(crate) mod runtime;
 pub(crate) mod service;

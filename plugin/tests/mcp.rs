@@ -291,3 +291,42 @@ fn router_service(service) {
         assert!(!mcp_text(&admitted).0, "{tool}: {admitted}");
     }
 }
+
+#[tokio::test]
+async fn prompts_are_served_to_their_tenants_by_graphql_and_the_python_sdk() {
+    let prompts = repo_path("examples/bookshop/prompts");
+    let router = Router::start(
+        &support::example_supergraph(),
+        &format!("{}\nprompts: {}", plugin(), prompts.display()),
+        EXAMPLE_MOCKS,
+    )
+    .await;
+    let url = format!("{}mcp", router.url);
+    sdk_check("prompts", &[&url], Some("public"));
+    sdk_check("prompts", &[&url], Some("staff"));
+
+    let query = "{ __prompts { name description arguments { name description type { kind name ofType { name } } defaultValue } } }";
+    let public = router.query(query, json!({}), &[]).await;
+    assert!(public.body["errors"].is_null(), "{}", public.body);
+    let listed = public.data()["__prompts"]
+        .as_array()
+        .expect("a list")
+        .clone();
+    assert_eq!(listed.len(), 1, "{}", public.body);
+    assert_eq!(listed[0]["name"], "find-a-book");
+    let words = &listed[0]["arguments"][0];
+    assert_eq!(words["name"], "words");
+    assert_eq!(words["type"]["kind"], "NON_NULL");
+    assert_eq!(words["type"]["ofType"]["name"], "String");
+    assert_eq!(listed[0]["arguments"][1]["type"]["name"], "String");
+    let staff = router
+        .query(query, json!({}), &[("x-wayfinder-tenant", "staff")])
+        .await;
+    let names: Vec<&str> = staff.data()["__prompts"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(names, ["find-a-book", "moderate-reviews"]);
+}

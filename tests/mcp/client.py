@@ -560,6 +560,46 @@ async def check_replica(ctx: Ctx) -> None:
     check("Customer.orders" in page.hits, f"{what} lists Customer.orders", "Customer.orders among the hits", page.hits)
 
 
+async def check_prompts(ctx: Ctx) -> None:
+    """prompts/list shows what the tenant may see; prompts/get fills the arguments in."""
+    staff = ctx.tenant == "staff"
+    async with ctx.connect() as client:
+        listed = await client.list_prompts()
+        names = sorted(p.name for p in listed.prompts)
+        expected = ["find-a-book", "moderate-reviews"] if staff else ["find-a-book"]
+        check(names == expected, f"prompts/list (tenant {ctx.tenant})", str(expected), names)
+        find = next(p for p in listed.prompts if p.name == "find-a-book")
+        arguments = {a.name: a.required for a in find.arguments or []}
+        check(arguments == {"words": True, "format": False}, "find-a-book's arguments", "words required, format not", arguments)
+
+        got = await client.get_prompt("find-a-book", {"words": "Le Guin", "format": "EBOOK"})
+        text = got.messages[0].content.text
+        check(
+            'matching "Le Guin"' in text and "sold as EBOOK" in text and "{{" not in text,
+            "prompts/get find-a-book fills both arguments in",
+            "the words and the format in the text",
+            text,
+        )
+        check(got.messages[0].role == "user", "the prompt is a user message", "user", got.messages[0].role)
+
+        try:
+            await client.get_prompt("find-a-book", {})
+            raise CheckFailed("prompts/get without a required argument", "an error", "a prompt")
+        except MCPError as e:
+            check("words" in e.message, "a missing argument is named", "`words` in the message", e.message)
+
+        try:
+            await client.get_prompt("moderate-reviews", {"isbn": "978-0"})
+            check(staff, "moderate-reviews is staff's", "an error for other tenants", "a prompt")
+        except MCPError as e:
+            check(
+                not staff and "unknown prompt" in e.message,
+                f"moderate-reviews is unknown to tenant {ctx.tenant}",
+                "unknown prompt",
+                e.message,
+            )
+
+
 CHECKS: dict[str, Callable[[Ctx], Awaitable[None]]] = {
     "tools": check_tools,
     "search": check_search,
@@ -570,6 +610,7 @@ CHECKS: dict[str, Callable[[Ctx], Awaitable[None]]] = {
     "contract-staff": check_contract_staff,
     "errors": check_errors,
     "replica": check_replica,
+    "prompts": check_prompts,
 }
 ALL = ["tools", "search", "introspect", "validate", "execute", "errors"]
 

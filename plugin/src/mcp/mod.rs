@@ -18,8 +18,10 @@ use apollo_router::services::router;
 use apollo_router::{Endpoint, ListenAddr};
 use http_body_util::BodyExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, InitializeResult, ListPromptsResult,
+    ListToolsResult, PaginatedRequestParams, PromptArgument, PromptMessage, Role,
+    ServerCapabilities,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -277,6 +279,22 @@ impl Server {
         )
     }
 
+    /// What the caller of an MCP request sees (its tenant, from its HTTP request's headers).
+    fn caller_view(&self, context: &RequestContext<RoleServer>) -> Result<View, ErrorData> {
+        let Some(parts) = context.extensions.get::<http::request::Parts>() else {
+            return Err(ErrorData::internal_error(
+                "the MCP call came without its HTTP request",
+                Some(serde_json::json!({ "code": Code::Internal.as_str() })),
+            ));
+        };
+        self.instance.view(&parts.headers).map_err(|error| {
+            ErrorData::invalid_request(
+                error.message.clone(),
+                Some(serde_json::json!({ "code": error.code.as_str() })),
+            )
+        })
+    }
+
     async fn run(
         &self,
         tool: Tool,
@@ -307,9 +325,14 @@ impl Server {
 
 impl ServerHandler for Server {
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("wayfinder", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .build(),
+        )
+        .with_server_info(Implementation::new("wayfinder", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -318,6 +341,72 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+    }
+
+    /// The prompts of the `prompts` folder the caller's tenant sees.
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let view = self.caller_view(&context)?;
+        let prompts = self
+            .instance
+            .prompts
+            .visible_to(view.tenant.as_deref())
+            .map(|prompt| {
+                let arguments = prompt
+                    .arguments
+                    .iter()
+                    .map(|argument| {
+                        let mut listed = PromptArgument::new(argument.name.as_str())
+                            .with_required(argument.required);
+                        if let Some(description) = &argument.description {
+                            listed = listed.with_description(description.as_str());
+                        }
+                        listed
+                    })
+                    .collect();
+                rmcp::model::Prompt::new(
+                    prompt.name.as_str(),
+                    prompt.description.as_deref(),
+                    Some(arguments),
+                )
+            })
+            .collect();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    /// A prompt filled in with the call's arguments, as one user message.
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let view = self.caller_view(&context)?;
+        let Some(prompt) = self
+            .instance
+            .prompts
+            .get(&request.name, view.tenant.as_deref())
+        else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown prompt `{}`", request.name),
+                Some(serde_json::json!({ "code": Code::UnknownPrompt.as_str() })),
+            ));
+        };
+        let text = prompt
+            .fill(&request.arguments.unwrap_or_default())
+            .map_err(|error| {
+                ErrorData::invalid_params(
+                    error.to_string(),
+                    Some(serde_json::json!({ "code": Code::InvalidToolArguments.as_str() })),
+                )
+            })?;
+        let mut result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]);
+        if let Some(description) = &prompt.description {
+            result = result.with_description(description.as_str());
+        }
+        Ok(result.into())
     }
 
     async fn call_tool(

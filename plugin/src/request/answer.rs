@@ -20,8 +20,9 @@ use wayfinder_workers::{Engine, SearchError, SearchHit, SearchMode, SearchReques
 use crate::config::Limits;
 use crate::error::{Code, RequestError};
 use crate::metrics::Metrics;
+use crate::prompts::{self, Prompt, Prompts};
 use crate::request::definitions::{self, Scope};
-use crate::request::graphql::{JsonMap, DEFINITIONS, SEARCH};
+use crate::request::graphql::{JsonMap, DEFINITIONS, PROMPTS, SEARCH};
 use crate::request::operation::SemanticSchema;
 
 /// Everything one execution reads.
@@ -36,8 +37,10 @@ pub struct Answering<'a> {
     pub filter: Option<&'a ContractFilter>,
     /// The catalog the router serves now, through the tenant's contract, for `__definitions`.
     pub definitions: &'a Scope,
-    /// The tenant's name (empty when no tenants are configured), for the latency metric.
+    /// The tenant's name (empty when no tenants are configured), for the latency metric and
+    /// the prompts it sees.
     pub tenant: &'a str,
+    pub prompts: &'a Prompts,
     pub metrics: &'a Metrics,
 }
 
@@ -284,6 +287,16 @@ impl ObjectValue for Root<'_> {
         let result = match info.field_name() {
             SEARCH => self.search(info.arguments()),
             DEFINITIONS => self.definitions(info.arguments()),
+            PROMPTS => {
+                let tenant = Some(self.answering.tenant).filter(|t| !t.is_empty());
+                let scope = self.answering.definitions;
+                return Ok(ResolvedValue::list(
+                    self.answering
+                        .prompts
+                        .visible_to(tenant)
+                        .map(move |prompt| ResolvedValue::object(PromptValue { scope, prompt })),
+                ));
+            }
             // The operation handed over holds no other root field.
             _ => return Err(self.unknown_field_error(info)),
         };
@@ -321,6 +334,61 @@ impl ObjectValue for SearchResult {
             // Four decimals say all a score can: more would print f32 noise.
             "score" => ResolvedValue::leaf((f64::from(self.hit.score) * 1e4).round() / 1e4),
             "cursor" => ResolvedValue::leaf(self.hit.cursor.as_str()),
+            _ => return Err(self.unknown_field_error(info)),
+        })
+    }
+}
+
+/// One `__Prompt`.
+struct PromptValue<'a> {
+    scope: &'a Scope,
+    prompt: &'a Prompt,
+}
+
+impl ObjectValue for PromptValue<'_> {
+    fn type_name(&self) -> &str {
+        "__Prompt"
+    }
+
+    fn resolve_field<'b>(
+        &'b self,
+        info: &'b ResolveInfo<'b>,
+    ) -> Result<ResolvedValue<'b>, FieldError> {
+        Ok(match info.field_name() {
+            "name" => ResolvedValue::leaf(self.prompt.name.as_str()),
+            "description" => ResolvedValue::leaf(self.prompt.description.as_deref()),
+            "arguments" => ResolvedValue::list(self.prompt.arguments.iter().map(|argument| {
+                ResolvedValue::object(PromptArgument {
+                    scope: self.scope,
+                    argument,
+                })
+            })),
+            _ => return Err(self.unknown_field_error(info)),
+        })
+    }
+}
+
+/// A prompt's argument, as an `__InputValue` (a string).
+struct PromptArgument<'a> {
+    scope: &'a Scope,
+    argument: &'a prompts::Argument,
+}
+
+impl ObjectValue for PromptArgument<'_> {
+    fn type_name(&self) -> &str {
+        "__InputValue"
+    }
+
+    fn resolve_field<'b>(
+        &'b self,
+        info: &'b ResolveInfo<'b>,
+    ) -> Result<ResolvedValue<'b>, FieldError> {
+        Ok(match info.field_name() {
+            "name" => ResolvedValue::leaf(self.argument.name.as_str()),
+            "description" => ResolvedValue::leaf(self.argument.description.as_deref()),
+            "type" => self.scope.string_type(self.argument.required),
+            "isDeprecated" => ResolvedValue::leaf(false),
+            "defaultValue" | "deprecationReason" | "examples" => ResolvedValue::null(),
             _ => return Err(self.unknown_field_error(info)),
         })
     }

@@ -156,6 +156,19 @@ impl Scope {
         )
     }
 
+    /// `String`, or `String!` when `required`: the type of a prompt's argument.
+    pub fn string_type<'a>(&'a self, required: bool) -> ResolvedValue<'a> {
+        if !required {
+            return self.named_type("String");
+        }
+        ResolvedValue::object(Wrapper {
+            scope: self,
+            ty: Cow::Owned(schema::Type::NonNullNamed(Name::new_static_unchecked(
+                "String",
+            ))),
+        })
+    }
+
     fn named_type<'a>(&'a self, name: &str) -> ResolvedValue<'a> {
         ResolvedValue::nullable_object(
             self.schema()

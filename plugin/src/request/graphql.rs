@@ -11,11 +11,14 @@ pub type JsonMap = Map<ByteString, Value>;
 /// Root fields the plugin answers.
 pub const SEARCH: &str = "__search";
 pub const DEFINITIONS: &str = "__definitions";
+pub const PROMPTS: &str = "__prompts";
 
 /// Whether `bytes` could hold an operation using the new fields. False positives (the words in
 /// a string) are fine: such requests are parsed and then passed through.
 pub fn mentions_semantic_fields(bytes: &[u8]) -> bool {
-    contains(bytes, SEARCH.as_bytes()) || contains(bytes, DEFINITIONS.as_bytes())
+    contains(bytes, SEARCH.as_bytes())
+        || contains(bytes, DEFINITIONS.as_bytes())
+        || contains(bytes, PROMPTS.as_bytes())
 }
 
 /// Whether `bytes` could be a request naming an operation by its persisted-query hash alone.

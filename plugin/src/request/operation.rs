@@ -20,7 +20,7 @@ use serde_json_bytes::Value;
 
 use crate::config::Limits;
 use crate::error::{Code, Refusal, RequestError};
-use crate::request::graphql::{JsonMap, DEFINITIONS, SEARCH};
+use crate::request::graphql::{JsonMap, DEFINITIONS, PROMPTS, SEARCH};
 
 /// The file name the router gives an operation, which error messages may show.
 pub(crate) const SOURCE_NAME: &str = "query.graphql";
@@ -102,6 +102,24 @@ extend type {query} {
     "List of schema coordinates to resolve."
     coordinates: [String!]!
   ): [__SchemaDefinition!]!
+
+  """
+  Retrieve all prompt templates defined in the schema.
+  Prompts provide pre-defined interaction patterns for AI agents.
+  """
+  __prompts: [__Prompt!]!
+}
+
+"""
+A prompt template that guides AI agent interaction with the API.
+"""
+type __Prompt {
+  "Unique identifier for this prompt."
+  name: String!
+  "Human-readable description of what this prompt accomplishes."
+  description: String
+  "Arguments that can be passed to customize the prompt."
+  arguments: [__InputValue!]!
 }
 "#;
 
@@ -233,7 +251,7 @@ fn is_introspection(name: &str) -> bool {
 }
 
 fn is_semantic(name: &str) -> bool {
-    name == SEARCH || name == DEFINITIONS
+    name == SEARCH || name == DEFINITIONS || name == PROMPTS
 }
 
 /// `query`'s syntax, within the parser limits: every syntax error, `PARSING_ERROR`.

@@ -29,6 +29,7 @@ use wayfinder_workers::Engine;
 use crate::config::{Config, Enforce};
 use crate::error::{Code, RequestError};
 use crate::metrics::Metrics;
+use crate::prompts::{Prompts, PromptsError};
 use crate::request::definitions::Scope;
 use crate::request::graphql::{self, Incoming};
 use crate::request::operation::{SemanticSchema, SemanticSchemaError};
@@ -57,6 +58,8 @@ pub struct Instance {
     pub metrics: Metrics,
     /// Learns examples from the operations the router runs (`examples.from_traffic`).
     pub learner: Option<Arc<Learner>>,
+    /// The prompt templates of the `prompts` folder.
+    pub prompts: Prompts,
     /// Each tenant's token bucket, for those with a `rate_limit`.
     pub quotas: Quotas,
     persisted: Persisted,
@@ -83,6 +86,8 @@ pub enum InstanceError {
     SemanticSchema(#[from] SemanticSchemaError),
     #[error(transparent)]
     Tenants(#[from] TenantsError),
+    #[error(transparent)]
+    Prompts(#[from] PromptsError),
     #[error("tenants.contracts.{name}: {source}")]
     Contract {
         name: String,
@@ -136,6 +141,16 @@ impl Instance {
             None => Default::default(),
         };
         let quotas = Quotas::new(config.tenants.as_ref());
+        let prompts = match &config.prompts {
+            Some(dir) => {
+                let names: Option<std::collections::BTreeSet<String>> = config
+                    .tenants
+                    .as_ref()
+                    .map(|t| t.contracts.keys().cloned().collect());
+                Prompts::load(dir, names.as_ref())?
+            }
+            None => Prompts::default(),
+        };
         Ok(Instance {
             quotas,
             config,
@@ -148,6 +163,7 @@ impl Instance {
             introspection: tokio::sync::OnceCell::new(),
             metrics: Metrics::default(),
             learner,
+            prompts,
             persisted: Persisted::new(),
             introspecting: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(1, |n| n.get()),

@@ -201,6 +201,7 @@ impl Instance {
         let definitions = self.scope(tenant.name.as_deref());
         let tenant = tenant.name.clone().unwrap_or_default();
         let metrics = self.metrics.clone();
+        let prompts = self.prompts.clone();
         let span = tracing::Span::current();
         let (sender, answered) = tokio::sync::oneshot::channel();
         let queued = std::time::Instant::now();
@@ -219,6 +220,7 @@ impl Instance {
                 filter: filter.as_ref(),
                 definitions: &definitions,
                 tenant: &tenant,
+                prompts: &prompts,
                 metrics: &metrics,
             });
             introspect_into(&mut answered, introspection, &document, &variables);

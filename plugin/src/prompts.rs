@@ -1,0 +1,328 @@
+//! Prompt templates (the RFC's `__prompts`, and MCP's `prompts/list` and `prompts/get`), read
+//! from the Markdown files of the `prompts` folder at start and on every reload.
+//!
+//! A file is a YAML front matter and a body:
+//!
+//! ```markdown
+//! ---
+//! name: review-a-book
+//! description: Write a review of a book the customer bought.
+//! arguments:
+//!   - name: isbn
+//!     description: The book's ISBN.
+//!     required: true
+//! tenants: [public, staff]
+//! ---
+//! Find the book with ISBN {{isbn}}, then ...
+//! ```
+//!
+//! `tenants` (optional) names the tenants that see the prompt; without it every tenant does.
+//! Every `{{argument}}` of the body must be declared; `prompts/get` fills them in (a missing
+//! optional one is left empty). A file that breaks a rule stops the start (or the reload) with
+//! an error naming the file.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+/// Most prompt files a folder may hold, and the largest one, in bytes.
+const MAX_PROMPTS: usize = 200;
+const MAX_FILE_BYTES: u64 = 64 * 1024;
+
+/// One argument of a prompt.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Argument {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub required: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FrontMatter {
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    arguments: Vec<Argument>,
+    #[serde(default)]
+    tenants: Option<BTreeSet<String>>,
+}
+
+/// One prompt template.
+#[derive(Debug)]
+pub struct Prompt {
+    pub name: String,
+    pub description: Option<String>,
+    pub arguments: Vec<Argument>,
+    /// The tenants that see it; `None`: every tenant.
+    tenants: Option<BTreeSet<String>>,
+    template: String,
+}
+
+/// The prompts of the configured folder.
+#[derive(Debug, Default, Clone)]
+pub struct Prompts(Arc<[Prompt]>);
+
+/// Why the prompts cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptsError {
+    #[error("prompts: cannot read {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("prompts: {path}: {problem}")]
+    Invalid { path: PathBuf, problem: String },
+    #[error("prompts: {path} holds more than {MAX_PROMPTS} prompt files")]
+    TooMany { path: PathBuf },
+}
+
+/// Why a prompt cannot be filled in.
+#[derive(Debug, thiserror::Error)]
+pub enum FillError {
+    #[error("prompt `{prompt}` needs the argument `{argument}`")]
+    Missing { prompt: String, argument: String },
+    #[error("prompt `{prompt}` has no argument `{argument}`")]
+    Unknown { prompt: String, argument: String },
+    #[error("the argument `{argument}` of prompt `{prompt}` must be a string")]
+    NotText { prompt: String, argument: String },
+}
+
+impl Prompts {
+    /// Reads every `*.md` file of `dir`, in name order; `tenants` are the configured tenant
+    /// names (`None` without tenants), which a prompt's `tenants` must be among.
+    pub fn load(dir: &Path, tenants: Option<&BTreeSet<String>>) -> Result<Self, PromptsError> {
+        let read_error = |path: &Path, e: std::io::Error| PromptsError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| read_error(dir, e))?
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .filter(|path| path.extension().is_some_and(|e| e == "md") && path.is_file())
+            .collect();
+        files.sort();
+        if files.len() > MAX_PROMPTS {
+            return Err(PromptsError::TooMany {
+                path: dir.to_path_buf(),
+            });
+        }
+        let mut prompts = Vec::with_capacity(files.len());
+        let mut names = HashSet::new();
+        for path in files {
+            let invalid = |problem: String| PromptsError::Invalid {
+                path: path.clone(),
+                problem,
+            };
+            let size = std::fs::metadata(&path)
+                .map_err(|e| read_error(&path, e))?
+                .len();
+            if size > MAX_FILE_BYTES {
+                return Err(invalid(format!("larger than {MAX_FILE_BYTES} bytes")));
+            }
+            let text = std::fs::read_to_string(&path).map_err(|e| read_error(&path, e))?;
+            let prompt = parse(&text, tenants).map_err(invalid)?;
+            if !names.insert(prompt.name.clone()) {
+                return Err(invalid(format!(
+                    "another file names a prompt `{}`",
+                    prompt.name
+                )));
+            }
+            prompts.push(prompt);
+        }
+        Ok(Prompts(prompts.into()))
+    }
+
+    /// The prompts `tenant` sees (`None`: a request without tenants, which sees every prompt).
+    pub fn visible_to<'a>(
+        &'a self,
+        tenant: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Prompt> + 'a {
+        self.0
+            .iter()
+            .filter(move |prompt| prompt.visible_to(tenant))
+    }
+
+    /// The prompt `name`, if `tenant` sees it.
+    pub fn get(&self, name: &str, tenant: Option<&str>) -> Option<&Prompt> {
+        self.0
+            .iter()
+            .find(|prompt| prompt.name == name && prompt.visible_to(tenant))
+    }
+}
+
+impl Prompt {
+    fn visible_to(&self, tenant: Option<&str>) -> bool {
+        match (&self.tenants, tenant) {
+            (None, _) => true,
+            (Some(tenants), Some(tenant)) => tenants.contains(tenant),
+            (Some(_), None) => false,
+        }
+    }
+
+    /// The template with `arguments` in place of their `{{name}}`s.
+    pub fn fill(
+        &self,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<String, FillError> {
+        for name in arguments.keys() {
+            if !self.arguments.iter().any(|a| a.name == *name) {
+                return Err(FillError::Unknown {
+                    prompt: self.name.clone(),
+                    argument: name.clone(),
+                });
+            }
+        }
+        let mut text = self.template.clone();
+        for argument in &self.arguments {
+            let value = match arguments.get(&argument.name) {
+                Some(serde_json::Value::String(value)) => value.as_str(),
+                Some(_) => {
+                    return Err(FillError::NotText {
+                        prompt: self.name.clone(),
+                        argument: argument.name.clone(),
+                    })
+                }
+                None if argument.required => {
+                    return Err(FillError::Missing {
+                        prompt: self.name.clone(),
+                        argument: argument.name.clone(),
+                    })
+                }
+                None => "",
+            };
+            text = text.replace(&format!("{{{{{}}}}}", argument.name), value);
+        }
+        Ok(text)
+    }
+}
+
+/// A GraphQL name: arguments are `__InputValue`s.
+fn is_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn parse(text: &str, tenants: Option<&BTreeSet<String>>) -> Result<Prompt, String> {
+    let text = text.trim_start_matches('\u{feff}');
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+        .ok_or("no front matter: the file must start with a `---` line")?;
+    let end = rest
+        .find("\n---")
+        .ok_or("the front matter has no closing `---` line")?;
+    let front: FrontMatter =
+        serde_yaml::from_str(&rest[..end]).map_err(|e| format!("front matter: {e}"))?;
+    let body = rest[end + 4..]
+        .trim_start_matches(['\r'])
+        .trim_start_matches('\n')
+        .to_string();
+    if front.name.is_empty()
+        || !front
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(format!(
+            "name `{}` must be letters, digits, `_` and `-`",
+            front.name
+        ));
+    }
+    let mut seen = HashSet::new();
+    for argument in &front.arguments {
+        if !is_name(&argument.name) {
+            return Err(format!(
+                "argument `{}` is not a GraphQL name",
+                argument.name
+            ));
+        }
+        if !seen.insert(argument.name.as_str()) {
+            return Err(format!("argument `{}` is declared twice", argument.name));
+        }
+    }
+    let mut rest = body.as_str();
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else { break };
+        let placeholder = after[..end].trim();
+        if !seen.contains(placeholder) {
+            return Err(format!(
+                "the body uses `{{{{{placeholder}}}}}`, which is not a declared argument"
+            ));
+        }
+        rest = &after[end + 2..];
+    }
+    if let Some(named) = &front.tenants {
+        let Some(configured) = tenants else {
+            return Err("names tenants, but no tenants are configured".into());
+        };
+        if let Some(unknown) = named.iter().find(|t| !configured.contains(*t)) {
+            return Err(format!("tenant `{unknown}` is not configured"));
+        }
+    }
+    Ok(Prompt {
+        name: front.name,
+        description: front.description,
+        arguments: front.arguments,
+        tenants: front.tenants,
+        template: body,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REVIEW: &str = "---\nname: review-a-book\ndescription: Write a review.\narguments:\n  - name: isbn\n    description: The book's ISBN.\n    required: true\n  - name: tone\ntenants: [staff]\n---\nFind the book {{isbn}}; write it {{tone}}.\n";
+
+    fn staff() -> BTreeSet<String> {
+        ["staff".to_string(), "public".to_string()].into()
+    }
+
+    #[test]
+    fn a_prompt_is_filled_in_and_seen_by_its_tenants_only() {
+        let prompt = parse(REVIEW, Some(&staff())).unwrap();
+        let arguments = serde_json::json!({ "isbn": "978" });
+        assert_eq!(
+            prompt.fill(arguments.as_object().unwrap()).unwrap(),
+            "Find the book 978; write it .\n"
+        );
+        assert!(prompt.visible_to(Some("staff")) && !prompt.visible_to(Some("public")));
+        let missing = prompt.fill(&serde_json::Map::new()).unwrap_err();
+        assert!(missing.to_string().contains("`isbn`"), "{missing}");
+        let unknown = serde_json::json!({ "isbn": "1", "nope": "x" });
+        assert!(prompt.fill(unknown.as_object().unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_broken_file_is_refused_with_the_reason() {
+        for (text, reason) in [
+            ("name: x\n", "no front matter"),
+            ("---\nname: x\n", "closing"),
+            ("---\nname: x\n---\n{{who}}", "`{{who}}`"),
+            ("---\nname: x y\n---\n", "must be letters"),
+            (
+                "---\nname: x\narguments: [{ name: 1a }]\n---\n",
+                "not a GraphQL name",
+            ),
+            (
+                "---\nname: x\ntenants: [nobody]\n---\n",
+                "`nobody` is not configured",
+            ),
+            ("---\nname: x\nsurprise: 1\n---\n", "surprise"),
+        ] {
+            let error = parse(text, Some(&staff())).unwrap_err();
+            assert!(error.contains(reason), "{text:?}: {error}");
+        }
+        assert!(parse("---\nname: x\ntenants: [staff]\n---\n", None)
+            .unwrap_err()
+            .contains("no tenants are configured"));
+    }
+}
