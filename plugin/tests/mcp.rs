@@ -330,3 +330,43 @@ async fn prompts_are_served_to_their_tenants_by_graphql_and_the_python_sdk() {
         .collect();
     assert_eq!(names, ["find-a-book", "moderate-reviews"]);
 }
+
+#[tokio::test]
+async fn search_and_introspect_show_an_example_operation_for_each_member() {
+    let router = Router::start(&support::example_supergraph(), &plugin(), EXAMPLE_MOCKS).await;
+    let (error, text) = mcp_text(
+        &router
+            .mcp_call(
+                "search",
+                json!({ "query": "books a customer ordered", "first": 3 }),
+                &[],
+            )
+            .await,
+    );
+    assert!(!error, "{text}");
+    let (_, examples) = text
+        .split_once("Example operations:\n```graphql\n")
+        .expect(&text);
+    assert!(examples.starts_with("# "), "{text}");
+    assert!(examples.contains("query "), "{text}");
+    // The public tenant's examples name nothing its contract hides.
+    assert!(
+        !text.contains("costCents") && !text.contains("supportNotes"),
+        "{text}"
+    );
+
+    let (error, text) = mcp_text(
+        &router
+            .mcp_call(
+                "introspect",
+                json!({ "coordinates": ["Query.book"], "depth": 0 }),
+                &[],
+            )
+            .await,
+    );
+    assert!(!error, "{text}");
+    assert!(
+        text.contains("# Example operations\n# Query.book: Selects `Query.book`.\nquery QueryBook($isbn: ID!) {"),
+        "{text}"
+    );
+}

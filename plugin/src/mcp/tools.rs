@@ -88,13 +88,14 @@ pub const SEARCH_DESCRIPTION: &str = "Find the parts of this GraphQL API that do
 described in plain words (\"books a customer ordered\", \"cancel a subscription\"). Returns the \
 best matches as schema coordinates (`Type.field`) with a score from 0 to 1 and the shortest way \
 to each from a root type, then the SDL of just those members, the fields on the way, and the \
-types needed to use them. Start here; use `introspect` to see more of a type, `validate` to \
+types needed to use them, and an example operation for each (one clients run, else the shortest \
+one that reaches it). Start here; use `introspect` to see more of a type, `validate` to \
 check the operation you write, and `execute` to run it.";
 
 pub const INTROSPECT_DESCRIPTION: &str = "Show the SDL of types or fields by schema coordinate \
 (`Customer`, `Customer.orders`, `Query.book(isbn:)`), with the types they reference `depth` \
-levels deep (0: only them; default 1). Use it after `search` to see all fields of a type or the \
-shape of an input type before writing an operation.";
+levels deep (0: only them; default 1), then an example operation for each. Use it after \
+`search` to see all fields of a type or the shape of an input type before writing an operation.";
 
 pub const VALIDATE_DESCRIPTION: &str = "Check a GraphQL operation against this API without \
 running it. Returns `valid`, or the errors as JSON with the line and column of each.";
@@ -199,7 +200,49 @@ pub async fn search(caller: &Caller<'_>, args: SearchArgs) -> Outcome {
     if !sdl.is_empty() {
         text.push_str(&format!("\n```graphql\n{sdl}```\n"));
     }
+    let coordinates = hits
+        .iter()
+        .filter_map(|hit| hit.get("coordinate").and_then(Value::as_str));
+    push_examples(caller, coordinates, EXAMPLES_FENCED, &mut text);
     Ok(text)
+}
+
+/// Around the examples of a `search` answer.
+const EXAMPLES_FENCED: &str = "\nExample operations:\n```graphql\n{}```\n";
+/// Around the examples of an `introspect` answer, which stays one GraphQL document.
+const EXAMPLES_IN_DOCUMENT: &str = "\n# Example operations\n{}";
+
+/// Each coordinate's best example (learned first, else made from the schema), once per
+/// operation, in `frame`, as long as the text stays within `mcp.max_text_chars`.
+fn push_examples<'c>(
+    caller: &Caller<'_>,
+    coordinates: impl Iterator<Item = &'c str>,
+    frame: &str,
+    text: &mut String,
+) {
+    let room = caller.instance.config.mcp.max_text_chars;
+    let mut block = String::new();
+    let mut shown = Vec::new();
+    for coordinate in coordinates {
+        let Some(example) = caller.view.scope.examples_of(coordinate).into_iter().next() else {
+            continue;
+        };
+        if shown.contains(&example.operation) {
+            continue;
+        }
+        let entry = format!(
+            "# {coordinate}: {}\n{}\n",
+            example.description, example.operation
+        );
+        if text.len() + block.len() + entry.len() + frame.len() > room {
+            break;
+        }
+        block.push_str(&entry);
+        shown.push(example.operation);
+    }
+    if !block.is_empty() {
+        text.push_str(&frame.replace("{}", &block));
+    }
 }
 
 /// The shortest of a hit's paths from a root, as coordinates: from the query root when one
@@ -257,7 +300,8 @@ pub async fn introspect(caller: &Caller<'_>, args: IntrospectArgs) -> Outcome {
         .await?;
     let scope = caller.view.scope.clone();
     let room = caller.instance.config.mcp.max_text_chars;
-    caller
+    let asked = coordinates.clone();
+    let mut text = caller
         .instance
         .blocking(move || {
             let mut slice = Slice::new(&scope);
@@ -270,9 +314,16 @@ pub async fn introspect(caller: &Caller<'_>, args: IntrospectArgs) -> Outcome {
                     .into());
                 }
             }
-            Ok(slice.sdl(room))
+            Ok::<_, Refusal>(slice.sdl(room))
         })
-        .await?
+        .await??;
+    push_examples(
+        caller,
+        asked.iter().map(String::as_str),
+        EXAMPLES_IN_DOCUMENT,
+        &mut text,
+    );
+    Ok(text)
 }
 
 /// `valid`, or the errors the gateway would answer the caller's operation with, once the

@@ -132,9 +132,9 @@ impl Scope {
 
     /// The examples of the member at `coordinate`, as the tenant may see them: the most used
     /// learned ones that touch only what it sees, then the one made from the schema.
-    fn examples<'v>(&self, coordinate: &str) -> ResolvedValue<'v> {
+    pub fn examples_of(&self, coordinate: &str) -> Vec<Example> {
         let Some(member) = self.member(coordinate) else {
-            return ResolvedValue::list(std::iter::empty());
+            return Vec::new();
         };
         let mut examples: Vec<Example> = self
             .learned
@@ -149,8 +149,12 @@ impl Scope {
             })
             .collect();
         examples.extend(self.visibility.example(&self.catalog, member.id).ok());
+        examples
+    }
+
+    fn examples<'v>(&self, coordinate: &str) -> ResolvedValue<'v> {
         ResolvedValue::list(
-            examples
+            self.examples_of(coordinate)
                 .into_iter()
                 .map(|example| ResolvedValue::object(ExampleValue(example))),
         )
