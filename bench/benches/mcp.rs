@@ -11,7 +11,8 @@
 //!    with its required arguments as variables and a leaf of what it returns selected, written
 //!    from the texts' SDL by this bench and called `valid` by the `validate` tool; for a type,
 //!    an input field or an enum value, its definition. A hit the search text alone does not
-//!    make usable is `introspect`ed (depth 2), as an agent would. `expected`: the answers the
+//!    make usable is `introspect`ed (depth 2), as an agent would. `example`: hits whose example
+//!    operation (issue 54), copied from the texts, `validate` calls valid. `expected`: the answers the
 //!    questions want, when among the hits, defined in the texts.
 //! 2. Latency on github and spotify: the `search` tool over HTTP (which sends `__search`
 //!    through the router's HTTP entrance, then prints the slice) against `__search` selecting
@@ -392,6 +393,33 @@ async fn usable(
     }
 }
 
+/// The example operations a `search` or `introspect` text ends with, by the coordinate each
+/// is for (`# Type.field: description` then the operation).
+fn examples_in(text: &str) -> HashMap<String, String> {
+    let mut found = HashMap::new();
+    let block = match (
+        text.split_once("Example operations:\n```graphql\n"),
+        text.split_once("# Example operations\n"),
+    ) {
+        (Some((_, fenced)), _) => fenced.split("```").next().unwrap_or(""),
+        (None, Some((_, rest))) => rest,
+        (None, None) => return found,
+    };
+    let mut current: Option<(String, String)> = None;
+    for line in block.lines() {
+        if let Some(head) = line.strip_prefix("# ") {
+            found.extend(current.take());
+            let coordinate = head.split(": ").next().unwrap_or(head).to_string();
+            current = Some((coordinate, String::new()));
+        } else if let Some((_, operation)) = current.as_mut() {
+            operation.push_str(line);
+            operation.push('\n');
+        }
+    }
+    found.extend(current);
+    found
+}
+
 /// `value` without nulls, and without the lists and objects that leaves empty: the JSON a
 /// client that drops what says nothing would keep.
 fn compacted(value: &Value) -> Option<Value> {
@@ -420,6 +448,8 @@ struct Tally {
     mcp: (usize, usize),
     hits: usize,
     usable: usize,
+    /// Hits whose example operation in the texts `validate` calls valid.
+    by_example: usize,
     introspected: usize,
     expected: usize,
     expected_defined: usize,
@@ -429,7 +459,7 @@ async fn tokens(binary: &Path) {
     let bpe = tiktoken_rs::o200k_base().expect("the o200k_base ranks");
     let measure = |text: &str| (text.chars().count(), bpe.encode_ordinary(text).len());
     println!(
-        "{:<8} {:>16} {:>16} {:>12} {:>14} {:>14} {:>7} {:>11} {:>9}",
+        "{:<8} {:>16} {:>16} {:>12} {:>14} {:>14} {:>7} {:>7} {:>11} {:>9}",
         "schema",
         "__search ch/tok",
         "compact ch/tok",
@@ -437,6 +467,7 @@ async fn tokens(binary: &Path) {
         "ratio ch/tok",
         "compact ratio",
         "usable",
+        "example",
         "introspect",
         "expected"
     );
@@ -499,6 +530,12 @@ async fn tokens(binary: &Path) {
                     Ok(()) => tally.usable += 1,
                     Err(why) => println!("  {name} {:?}: {coordinate}: {why}", question.query),
                 }
+                // The example the texts show for the hit, copied as it is.
+                if let Some(operation) = examples_in(&mcp_text).get(coordinate.as_str()) {
+                    let answer =
+                        call(&client, &url, "validate", json!({ "operation": operation })).await;
+                    tally.by_example += usize::from(answer == "valid");
+                }
             }
             // The answer the question wants, when the search found it: defined in the texts.
             for expected in &question.expected {
@@ -522,13 +559,15 @@ async fn tokens(binary: &Path) {
             )
         };
         println!(
-            "{name:<8} {:>16} {:>16} {:>12} {:>14} {:>14} {:>4}/{:<2} {:>8}/{n} {:>6}/{}",
+            "{name:<8} {:>16} {:>16} {:>12} {:>14} {:>14} {:>4}/{:<2} {:>4}/{:<2} {:>8}/{n} {:>6}/{}",
             format!("{}/{}", tally.full.0 / n, tally.full.1 / n),
             format!("{}/{}", tally.compact.0 / n, tally.compact.1 / n),
             format!("{}/{}", tally.mcp.0 / n, tally.mcp.1 / n),
             ratio(tally.full, tally.mcp),
             ratio(tally.compact, tally.mcp),
             tally.usable,
+            tally.hits,
+            tally.by_example,
             tally.hits,
             tally.introspected,
             tally.expected_defined,
@@ -539,7 +578,8 @@ async fn tokens(binary: &Path) {
         "(per question means, characters/o200k tokens; ratio = __search / MCP; compact: the JSON \
          without nulls and emptied lists; usable: hits an agent can use from the MCP texts alone \
          (a field: an operation reaching it, written from them, that `validate` calls valid); \
-         introspect: questions that needed it after `search`; expected: answers the questions \
+         example: hits whose example operation in the texts, copied as it is, `validate` calls \
+         valid; introspect: questions that needed it after `search`; expected: answers the questions \
          want, among the hits, defined in the MCP texts)"
     );
 }
