@@ -398,3 +398,50 @@ fn sha256(text: &str) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(text.as_bytes()))
 }
+
+/// Apollo Client (core, with its normalising cache) reads the new fields, their examples and
+/// the prompts through the router as it reads anything else (`tests/js/apollo-client.mjs`).
+#[tokio::test]
+async fn apollo_client_reads_examples_and_prompts() {
+    let router = Router::start(
+        &support::example_supergraph(),
+        &format!(
+            "{TENANTS}\nprompts: {}",
+            wayfinder_tests::repo_path("examples/bookshop/prompts").display()
+        ),
+        support::EXAMPLE_MOCKS,
+    )
+    .await;
+    let output = std::process::Command::new("node")
+        .arg(wayfinder_tests::repo_path("tests/js/apollo-client.mjs"))
+        .arg(&router.url)
+        .output()
+        .expect("node runs (scripts/setup installs it and the client)");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let answered: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(
+        answered["ordinary"]["me"]["displayName"], "Ada",
+        "{answered}"
+    );
+    let hits = answered["search"]["__search"].as_array().expect("hits");
+    assert!(!hits.is_empty());
+    for hit in hits {
+        let examples = hit["definition"]["examples"].as_array().expect("examples");
+        assert!(
+            examples[0]["operation"]
+                .as_str()
+                .is_some_and(|o| !o.is_empty()),
+            "{hit}"
+        );
+        assert_eq!(examples[0]["__typename"], "__Example", "{hit}");
+    }
+    let book = &answered["definitions"]["__definitions"][0];
+    assert!(book["examples"][0]["operation"]
+        .as_str()
+        .is_some_and(|o| o.contains("book(isbn: $isbn)")));
+    assert_eq!(answered["prompts"]["__prompts"][0]["name"], "find-a-book");
+}

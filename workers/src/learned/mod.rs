@@ -188,25 +188,15 @@ impl Learned {
         let Some(path) = learned.file.clone() else {
             return (learned, None);
         };
-        let saved: Saved = match std::fs::read(&path) {
-            Ok(bytes) => match serde_json::from_slice(&bytes) {
-                Ok(saved) => saved,
-                Err(e) => {
-                    let error = LearnedError::Read {
-                        path,
-                        message: e.to_string(),
-                    };
-                    return (learned, Some(error));
-                }
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Saved::default(),
-            Err(e) => {
-                let error = LearnedError::Read {
-                    path,
-                    message: e.to_string(),
-                };
-                return (learned, Some(error));
-            }
+        let read = match std::fs::read(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Saved::default()),
+            read => read
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| e.to_string())),
+        };
+        let saved: Saved = match read {
+            Ok(saved) => saved,
+            Err(message) => return (learned, Some(LearnedError::Read { path, message })),
         };
         {
             let mut state = learned.lock();
