@@ -454,8 +454,8 @@ impl Config {
         }
         // Memory: at most 100,000 shapes of 64 KiB, well under the process's other caches at
         // their defaults (2,000 of 4 KiB).
-        if self.examples.max_operations > 100_000 {
-            return Err(invalid("examples.max_operations", "must be at most 100000"));
+        if !(1..=100_000).contains(&self.examples.max_operations) {
+            return Err(invalid("examples.max_operations", "must be 1 to 100000"));
         }
         if self.examples.max_operation_bytes > 65_536 {
             return Err(invalid(

@@ -97,6 +97,9 @@ impl Plugin for Search {
                 engine_config.cache_dir.as_deref(),
                 engine_config.redis.as_ref(),
             );
+            if let Some(learner) = &learner {
+                learner.serve(&catalog);
+            }
             Instance::new(config, engine, catalog, learner).map_err(StartError::Instance)
         })
         .await??;

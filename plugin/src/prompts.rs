@@ -17,11 +17,12 @@
 //! ```
 //!
 //! `tenants` (optional) names the tenants that see the prompt; without it every tenant does.
-//! Every `{{argument}}` of the body must be declared; `prompts/get` fills them in (a missing
-//! optional one is left empty). A file that breaks a rule stops the start (or the reload) with
+//! Every `{{argument}}` of the body (braces around a GraphQL name, no spaces) must be declared;
+//! `prompts/get` fills them in, in one pass (a missing optional one is left empty). Braces
+//! around anything else are text. A file that breaks a rule stops the start (or the reload) with
 //! an error naming the file.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -176,7 +177,7 @@ impl Prompt {
                 });
             }
         }
-        let mut text = self.template.clone();
+        let mut values = HashMap::new();
         for argument in &self.arguments {
             let value = match arguments.get(&argument.name) {
                 Some(serde_json::Value::String(value)) => value.as_str(),
@@ -194,8 +195,17 @@ impl Prompt {
                 }
                 None => "",
             };
-            text = text.replace(&format!("{{{{{}}}}}", argument.name), value);
+            values.insert(argument.name.as_str(), value);
         }
+        // One pass: a value that holds `{{another}}` stays as it is.
+        let mut text = String::with_capacity(self.template.len());
+        let mut rest = self.template.as_str();
+        while let Some((before, name, after)) = placeholder(rest) {
+            text.push_str(before);
+            text.push_str(values.get(name).copied().unwrap_or(""));
+            rest = after;
+        }
+        text.push_str(rest);
         Ok(text)
     }
 }
@@ -209,21 +219,49 @@ fn is_name(text: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The first `{{name}}` of `text` whose name is a GraphQL name: the text before it, the name,
+/// and the text after it. Braces around anything else are text.
+fn placeholder(text: &str) -> Option<(&str, &str, &str)> {
+    let mut from = 0;
+    while let Some(start) = text[from..].find("{{").map(|i| from + i) {
+        let inner = &text[start + 2..];
+        if let Some(end) = inner.find("}}") {
+            let name = &inner[..end];
+            if is_name(name) {
+                return Some((&text[..start], name, &inner[end + 2..]));
+            }
+        }
+        from = start + 2;
+    }
+    None
+}
+
+/// Whether `line` is a front matter fence (`---`, trailing spaces and `\r` allowed).
+fn is_fence(line: &str) -> bool {
+    line.trim_end() == "---"
+}
+
 fn parse(text: &str, tenants: Option<&BTreeSet<String>>) -> Result<Prompt, String> {
     let text = text.trim_start_matches('\u{feff}');
-    let rest = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-        .ok_or("no front matter: the file must start with a `---` line")?;
-    let end = rest
-        .find("\n---")
-        .ok_or("the front matter has no closing `---` line")?;
+    let mut lines = text.split_inclusive('\n');
+    if !lines.next().is_some_and(is_fence) {
+        return Err("no front matter: the file must start with a `---` line".into());
+    }
+    let mut front = String::new();
+    let mut closed = false;
+    for line in lines.by_ref() {
+        if is_fence(line) {
+            closed = true;
+            break;
+        }
+        front.push_str(line);
+    }
+    if !closed {
+        return Err("the front matter has no closing `---` line".into());
+    }
     let front: FrontMatter =
-        serde_yaml::from_str(&rest[..end]).map_err(|e| format!("front matter: {e}"))?;
-    let body = rest[end + 4..]
-        .trim_start_matches(['\r'])
-        .trim_start_matches('\n')
-        .to_string();
+        serde_yaml::from_str(&front).map_err(|e| format!("front matter: {e}"))?;
+    let body: String = lines.collect();
     if front.name.is_empty()
         || !front
             .name
@@ -248,16 +286,13 @@ fn parse(text: &str, tenants: Option<&BTreeSet<String>>) -> Result<Prompt, Strin
         }
     }
     let mut rest = body.as_str();
-    while let Some(start) = rest.find("{{") {
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("}}") else { break };
-        let placeholder = after[..end].trim();
-        if !seen.contains(placeholder) {
+    while let Some((_, name, after)) = placeholder(rest) {
+        if !seen.contains(name) {
             return Err(format!(
-                "the body uses `{{{{{placeholder}}}}}`, which is not a declared argument"
+                "the body uses `{{{{{name}}}}}`, which is not a declared argument"
             ));
         }
-        rest = &after[end + 2..];
+        rest = after;
     }
     if let Some(named) = &front.tenants {
         let Some(configured) = tenants else {
@@ -299,6 +334,14 @@ mod tests {
         assert!(missing.to_string().contains("`isbn`"), "{missing}");
         let unknown = serde_json::json!({ "isbn": "1", "nope": "x" });
         assert!(prompt.fill(unknown.as_object().unwrap()).is_err());
+        // A value is never filled in again, and braces around other text stay.
+        let crlf = "---\r\nname: x\r\narguments: [{ name: a }, { name: b }]\r\n---  \r\n{{a}} {{b}} {{ not one }}\r\n";
+        let prompt = parse(crlf, None).unwrap();
+        let values = serde_json::json!({ "a": "{{b}}", "b": "B" });
+        assert_eq!(
+            prompt.fill(values.as_object().unwrap()).unwrap(),
+            "{{b}} B {{ not one }}\r\n"
+        );
     }
 
     #[test]
@@ -307,6 +350,7 @@ mod tests {
             ("name: x\n", "no front matter"),
             ("---\nname: x\n", "closing"),
             ("---\nname: x\n---\n{{who}}", "`{{who}}`"),
+            ("---\nname: x\n----\n", "closing"),
             ("---\nname: x y\n---\n", "must be letters"),
             (
                 "---\nname: x\narguments: [{ name: 1a }]\n---\n",

@@ -40,6 +40,11 @@ pub enum UsageError {
     NoOperation,
     #[error("a subscription, or only introspection: nothing to learn")]
     NothingToLearn,
+    #[error("the operation selects more than {MAX_SELECTIONS} fields, fragments included")]
+    TooLarge,
+    /// Aliases dropped can leave two fields of one name with other arguments.
+    #[error("the operation's shape does not validate")]
+    InvalidShape,
 }
 
 /// The usage of the operation `operation_name` of `text`.
@@ -70,10 +75,15 @@ pub fn usage(
         renamed: HashMap::new(),
         variables: Vec::new(),
         coordinates: BTreeSet::new(),
+        selections: 0,
     };
     let mut root = Tree::default();
     shape.select(&operation.selection_set, &mut root, 0);
-    if root.0.is_empty() {
+    if shape.selections > MAX_SELECTIONS {
+        return Err(UsageError::TooLarge);
+    }
+    // `{ __typename }` (a health check) uses no member: nothing to show.
+    if root.0.is_empty() || shape.coordinates.is_empty() {
         return Err(UsageError::NothingToLearn);
     }
     let mut out = keyword.to_string();
@@ -90,6 +100,8 @@ pub fn usage(
     out.push_str(" {\n");
     root.print(&mut out, 1);
     out.push('}');
+    ExecutableDocument::parse_and_validate(schema, &out, "shape.graphql")
+        .map_err(|_| UsageError::InvalidShape)?;
     Ok(Usage {
         operation: out,
         coordinates: shape.coordinates,
@@ -98,6 +110,9 @@ pub fn usage(
 
 /// Deepest selection kept; deeper ones are cut (an operation that deep is no example).
 const MAX_DEPTH: usize = 32;
+/// Most selections walked, fragments spread as many times as they are used: fragments that
+/// spread each other twice would otherwise take exponential time.
+const MAX_SELECTIONS: usize = 10_000;
 
 /// Selections by their printed head (`issues(first: $first)`, `... on Issue`), ordered.
 #[derive(Default)]
@@ -134,6 +149,8 @@ struct Shape<'a> {
     /// The new variables, in order of first use, with their types.
     variables: Vec<(String, String)>,
     coordinates: BTreeSet<String>,
+    /// Selections walked so far.
+    selections: usize,
 }
 
 impl Shape<'_> {
@@ -143,6 +160,10 @@ impl Shape<'_> {
         }
         let on = set.ty.as_str();
         for selection in &set.selections {
+            self.selections += 1;
+            if self.selections > MAX_SELECTIONS {
+                return;
+            }
             match selection {
                 Selection::Field(field) => {
                     let name = field.name.as_str();
@@ -328,12 +349,41 @@ mod tests {
     }
 
     #[test]
+    fn fragments_that_spread_each_other_twice_are_cut_short() {
+        let schema = schema();
+        let mut text = String::from("{ ...F0 }\n");
+        for level in 0..24 {
+            text.push_str(&format!(
+                "fragment F{level} on Query {{ ...F{next} ...F{next} }}\n",
+                next = level + 1
+            ));
+        }
+        text.push_str("fragment F24 on Query { me { id } }");
+        let started = std::time::Instant::now();
+        assert_eq!(usage(&schema, &text, None), Err(UsageError::TooLarge));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
     fn what_is_not_api_usage_has_none() {
         let schema = schema();
         assert_eq!(usage(&schema, "{ nope }", None), Err(UsageError::Invalid));
         assert_eq!(
             usage(&schema, "{ __schema { types { name } } }", None),
             Err(UsageError::NothingToLearn)
+        );
+        assert_eq!(
+            usage(&schema, "{ __typename }", None),
+            Err(UsageError::NothingToLearn)
+        );
+        // Two aliases of one field with other arguments cannot share a name.
+        assert_eq!(
+            usage(
+                &schema,
+                r#"{ repository(owner: "a", name: "b") { x: issues(first: 1) { id } y: issues(first: 2) { id } } }"#,
+                None
+            ),
+            Err(UsageError::InvalidShape)
         );
         assert!(usage(&schema, "mutation { close(id: 1) { id } }", None)
             .unwrap()

@@ -224,7 +224,7 @@ fn push_examples<'c>(
     let mut block = String::new();
     let mut shown = Vec::new();
     for coordinate in coordinates {
-        let Some(example) = caller.view.scope.examples_of(coordinate).into_iter().next() else {
+        let Some(example) = caller.view.scope.best_example(coordinate) else {
             continue;
         };
         if shown.contains(&example.operation) {

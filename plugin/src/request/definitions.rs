@@ -17,7 +17,7 @@ use apollo_compiler::validation::Valid;
 use apollo_compiler::{Name, Node, Schema};
 use wayfinder_supergraph::{Catalog, Example, Member, MemberKind};
 use wayfinder_workers::index::visibility::Visibility;
-use wayfinder_workers::learned::Learned;
+use wayfinder_workers::learned::{Learned, LearnedExample};
 
 /// One catalog's schema as one tenant sees it.
 #[derive(Clone)]
@@ -140,16 +140,23 @@ impl Scope {
             .learned
             .iter()
             .flat_map(|learned| learned.examples(coordinate, &|c| self.member(c).is_some()))
-            .map(|learned| Example {
-                operation: learned.operation.to_string(),
-                description: match learned.this_week {
-                    1 => "Seen once this week.".to_string(),
-                    n => format!("Seen {} times this week.", thousands(n)),
-                },
-            })
+            .map(|learned| learned_example(&learned))
             .collect();
         examples.extend(self.visibility.example(&self.catalog, member.id).ok());
         examples
+    }
+
+    /// The first of [`Scope::examples_of`], made only when no learned one is served.
+    pub fn best_example(&self, coordinate: &str) -> Option<Example> {
+        let member = self.member(coordinate)?;
+        let learned = self.learned.as_ref().and_then(|learned| {
+            let visible = |c: &str| self.member(c).is_some();
+            learned.examples(coordinate, &visible).into_iter().next()
+        });
+        match learned {
+            Some(learned) => Some(learned_example(&learned)),
+            None => self.visibility.example(&self.catalog, member.id).ok(),
+        }
     }
 
     fn examples<'v>(&self, coordinate: &str) -> ResolvedValue<'v> {
@@ -202,6 +209,16 @@ impl Scope {
             self.visible(name)
                 .then(|| ResolvedValue::object(TypeDef::new(self, def)))
         }))
+    }
+}
+
+fn learned_example(learned: &LearnedExample) -> Example {
+    Example {
+        operation: learned.operation.to_string(),
+        description: match learned.this_week {
+            1 => "Seen once this week.".to_string(),
+            n => format!("Seen {} times this week.", thousands(n)),
+        },
     }
 }
 

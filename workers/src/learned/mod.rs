@@ -20,9 +20,9 @@
 
 mod shared;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -39,8 +39,12 @@ const DAYS: usize = 7;
 const QUEUE: usize = 1024;
 /// A changed store is saved once the queue has been idle this long...
 const SAVE_WHEN_IDLE: Duration = Duration::from_secs(1);
-/// ...or, under steady traffic, this long after the last save.
-const SAVE_EVERY: Duration = Duration::from_secs(60);
+/// ...or, under steady traffic, this long after the last save (what a process stopped
+/// between two saves loses).
+const SAVE_EVERY: Duration = Duration::from_secs(10);
+/// Longest operation text offered to the learner: with [`QUEUE`], what the queue may hold.
+/// Longer texts are not learned (their shapes would rarely be kept anyway).
+const MAX_OFFERED_BYTES: usize = 64 * 1024;
 /// The store's file in the cache folder.
 const FILE: &str = "learned-examples.json";
 /// How often a replica syncs with the fleet's Redis.
@@ -60,7 +64,7 @@ pub struct LearnedConfig {
     /// from the schema. Default 3.
     pub per_member: usize,
     /// Distinct operation shapes kept, in memory and on disk; past it, the least used this
-    /// week are forgotten. Default 2000.
+    /// week are forgotten (1 to 100000). Default 2000.
     pub max_operations: usize,
     /// Longest shape kept, in bytes; longer operations are not learned. Default 4096.
     pub max_operation_bytes: usize,
@@ -101,6 +105,8 @@ impl Shape {
         if today >= self.day + DAYS as u64 {
             return 0;
         }
+        // A clock that went back reads the week up to the last day counted.
+        let today = today.max(self.day);
         let first = today.saturating_sub(DAYS as u64 - 1);
         (first..=self.day)
             .map(|day| self.days[(day % DAYS as u64) as usize])
@@ -108,6 +114,8 @@ impl Shape {
     }
 
     fn count(&mut self, today: u64) {
+        // A clock that went back counts on the last day counted.
+        let today = today.max(self.day);
         if today > self.day {
             for day in (self.day + 1)..=today.min(self.day + DAYS as u64) {
                 self.days[(day % DAYS as u64) as usize] = 0;
@@ -117,8 +125,10 @@ impl Shape {
         self.days[(today % DAYS as u64) as usize] += 1;
     }
 
-    /// Takes the fleet's runs of the week up to `today` in place of its own.
-    fn set_runs(&mut self, runs: &[(u64, u64)], today: u64) {
+    /// Takes the fleet's runs of the week up to `today` in place of its own; whether that
+    /// changed them.
+    fn set_runs(&mut self, runs: &[(u64, u64)], today: u64) -> bool {
+        let before = (self.days, self.day);
         self.days = [0; DAYS];
         self.day = today;
         let first = today.saturating_sub(DAYS as u64 - 1);
@@ -127,6 +137,7 @@ impl Shape {
                 self.days[(day % DAYS as u64) as usize] = count;
             }
         }
+        before != (self.days, self.day)
     }
 }
 
@@ -141,8 +152,20 @@ struct State {
     /// Shapes by each coordinate they touch.
     by_coordinate: HashMap<Box<str>, Vec<u64>>,
     changed: bool,
-    /// Runs counted since the last sync with the fleet, by (shape, day).
+    /// Runs counted since the last sync with the fleet, by (shape, day); only while shared.
     unsynced: HashMap<(u64, u64), u64>,
+    shared: bool,
+}
+
+impl State {
+    /// Adds runs waiting for a sync, bounded through an outage of the fleet's Redis: past
+    /// the bound, new (shape, day) pairs count here only.
+    fn wait_for_sync(&mut self, at: (u64, u64), runs: u64, max_operations: usize) {
+        let room = self.unsynced.len() < UNSYNCED_PER_OPERATION * max_operations;
+        if room || self.unsynced.contains_key(&at) {
+            *self.unsynced.entry(at).or_default() += runs;
+        }
+    }
 }
 
 /// The learned shapes, shared by the learner and the requests that serve them.
@@ -150,6 +173,8 @@ pub struct Learned {
     config: LearnedConfig,
     state: Mutex<State>,
     file: Option<PathBuf>,
+    /// Names this store's temporary file.
+    id: u64,
 }
 
 /// Why the store could not be read or saved.
@@ -178,6 +203,7 @@ impl Learned {
             config,
             state: Mutex::new(State::default()),
             file: cache_dir.map(|dir| dir.join(FILE)),
+            id: rand::random(),
         }
     }
 
@@ -227,10 +253,8 @@ impl Learned {
         let key = key_of(&usage.operation);
         let mut state = self.lock();
         state.changed = true;
-        // Bounded through an outage of the fleet's Redis: past this, runs count here only.
-        let room = state.unsynced.len() < UNSYNCED_PER_OPERATION * self.config.max_operations;
-        if room || state.unsynced.contains_key(&(key, today)) {
-            *state.unsynced.entry((key, today)).or_default() += 1;
+        if state.shared {
+            state.wait_for_sync((key, today), 1, self.config.max_operations);
         }
         if let Some(shape) = state.shapes.get_mut(&key) {
             shape.count(today);
@@ -314,29 +338,32 @@ impl Learned {
         found
     }
 
-    /// Adds the runs counted here since the last sync to the fleet's, then takes the fleet's
-    /// counts of its most used shapes (and the shapes this replica did not know). On an error
-    /// the runs wait for the next sync.
-    fn sync(&self, shared: &SharedLearned) -> Result<(), fred::error::Error> {
+    /// Adds the runs counted here since the last sync to the fleet's (they wait for the next
+    /// sync when that fails), then takes the fleet's counts of its `max_operations` most run
+    /// shapes this week. A shape this replica did not know is read back through `catalog`
+    /// (its operation must reduce to itself, and the coordinates are the ones it touches
+    /// here, never the ones Redis says), and kept only when it is run more than the least run
+    /// one kept here, so that a fleet that knows more shapes than one replica keeps does not
+    /// make it swap them in and out.
+    fn sync(
+        &self,
+        shared: &SharedLearned,
+        catalog: Option<&Catalog>,
+    ) -> Result<(), fred::error::Error> {
         let today = today();
-        let (unsynced, shapes, known) = {
+        let max = self.config.max_operations.max(1);
+        let (unsynced, shapes) = {
             let mut state = self.lock();
             let unsynced = std::mem::take(&mut state.unsynced);
             let shapes: HashMap<u64, SharedShape> = unsynced
                 .keys()
                 .filter_map(|(key, _)| {
                     let shape = state.shapes.get(key)?;
-                    Some((
-                        *key,
-                        SharedShape {
-                            operation: shape.operation.to_string(),
-                            coordinates: shape.coordinates.iter().map(|c| c.to_string()).collect(),
-                        },
-                    ))
+                    let operation = shape.operation.to_string();
+                    Some((*key, SharedShape { operation }))
                 })
                 .collect();
-            let known: HashSet<u64> = state.shapes.keys().copied().collect();
-            (unsynced, shapes, known)
+            (unsynced, shapes)
         };
         let added: Vec<Runs<'_>> = unsynced
             .iter()
@@ -349,42 +376,70 @@ impl Learned {
                 })
             })
             .collect();
-        let first = today.saturating_sub(DAYS as u64 - 1);
-        let fleet = match shared.sync(&added, first, today, self.config.max_operations, &|key| {
-            known.contains(&key)
-        }) {
-            Ok(fleet) => fleet,
-            Err(error) => {
+        if !added.is_empty() {
+            if let Err(error) = shared.add(&added, max) {
                 let mut state = self.lock();
-                let room = UNSYNCED_PER_OPERATION * self.config.max_operations;
                 for (at, runs) in unsynced {
-                    if state.unsynced.len() < room || state.unsynced.contains_key(&at) {
-                        *state.unsynced.entry(at).or_default() += runs;
-                    }
+                    state.wait_for_sync(at, runs, max);
                 }
                 return Err(error);
             }
+        }
+        let first = today.saturating_sub(DAYS as u64 - 1);
+        let runs = shared.runs(first, today, max)?;
+        let mut ranked: Vec<(u64, u64)> = runs
+            .iter()
+            .map(|(key, days)| (*key, days.iter().map(|(_, n)| n).sum()))
+            .collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked.truncate(max);
+        let unknown: Vec<u64> = {
+            let state = self.lock();
+            ranked
+                .iter()
+                .map(|(key, _)| *key)
+                .filter(|key| !state.shapes.contains_key(key))
+                .collect()
         };
-        let mut fleet = fleet;
-        let mut state = self.lock();
-        for (key, runs) in &fleet.runs {
-            if let Some(shape) = state.shapes.get_mut(key) {
-                shape.set_runs(runs, today);
-                state.changed = true;
-            } else if let Some(shared) = fleet.shapes.remove(key) {
-                let operation: Arc<str> = shared.operation.into();
-                // A shape is known by the hash of its operation: one that does not match was
-                // not written by a replica, and is not served.
-                if key_of(&operation) != *key || operation.len() > self.config.max_operation_bytes {
+        let mut fetched: Vec<Shape> = Vec::new();
+        if let (Some(catalog), false) = (catalog, unknown.is_empty()) {
+            for (key, shape) in shared.shapes(&unknown)? {
+                let Ok(usage) =
+                    wayfinder_supergraph::usage(catalog.api_schema(), &shape.operation, None)
+                else {
+                    continue;
+                };
+                if usage.operation != shape.operation
+                    || key_of(&usage.operation) != key
+                    || usage.operation.len() > self.config.max_operation_bytes
+                {
                     continue;
                 }
-                let mut shape = Shape {
-                    operation,
-                    coordinates: shared.coordinates.into_iter().map(Into::into).collect(),
+                fetched.push(Shape {
+                    operation: usage.operation.into(),
+                    coordinates: usage.coordinates.into_iter().map(Into::into).collect(),
                     days: [0; DAYS],
                     day: today,
-                };
-                shape.set_runs(runs, today);
+                });
+            }
+        }
+        let mut state = self.lock();
+        for (key, _) in &ranked {
+            if let (Some(shape), Some(days)) = (state.shapes.get_mut(key), runs.get(key)) {
+                if shape.set_runs(days, today) {
+                    state.changed = true;
+                }
+            }
+        }
+        for mut shape in fetched {
+            let Some(days) = runs.get(&key_of(&shape.operation)) else {
+                continue;
+            };
+            shape.set_runs(days, today);
+            let week = shape.this_week(today);
+            let full = state.shapes.len() >= max;
+            let least = state.shapes.values().map(|s| s.this_week(today)).min();
+            if !full || least.is_some_and(|least| week > least) {
                 self.insert(&mut state, shape);
                 state.changed = true;
             }
@@ -425,7 +480,8 @@ impl Learned {
             path: path.clone(),
             message: e.to_string(),
         };
-        let temporary = path.with_extension("json.tmp");
+        // Another learner of this folder (a reload that changed the settings) writes its own.
+        let temporary = path.with_extension(format!("{:016x}.tmp", self.id));
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(error)?;
         }
@@ -441,38 +497,46 @@ struct Offered {
     operation_name: Option<String>,
 }
 
-/// The thread that learns shapes, fed through a bounded queue.
+/// The thread that learns shapes, fed through a bounded queue; it stops (and saves) once the
+/// learner is dropped.
 pub struct Learner {
     learned: Arc<Learned>,
-    queue: Option<SyncSender<Offered>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    dropped: Arc<AtomicU64>,
+    queue: SyncSender<Offered>,
+    /// The catalog served now, which shapes from the fleet are read back through.
+    catalog: Arc<Mutex<Option<Arc<Catalog>>>>,
+    /// Whether a full queue was logged.
+    warned: AtomicBool,
 }
 
 impl Learner {
     /// Starts the learner's thread; with `redis`, it syncs with the fleet there.
     pub fn start(learned: Arc<Learned>, redis: Option<RedisConfig>) -> std::io::Result<Self> {
         let (queue, offered) = std::sync::mpsc::sync_channel(QUEUE);
-        let thread = std::thread::Builder::new()
+        let catalog: Arc<Mutex<Option<Arc<Catalog>>>> = Arc::default();
+        std::thread::Builder::new()
             .name("wayfinder-learner".into())
             .spawn({
                 let learned = Arc::clone(&learned);
+                let catalog = Arc::clone(&catalog);
                 move || {
                     let shared = redis.and_then(|redis| match SharedLearned::connect(&redis) {
-                        Ok(shared) => Some(shared),
+                        Ok(shared) => {
+                            learned.lock().shared = true;
+                            Some(shared)
+                        }
                         Err(error) => {
                             tracing::warn!(%error, "wayfinder.search: learned examples stay local");
                             None
                         }
                     });
-                    learn(&learned, &offered, shared.as_ref())
+                    learn(&learned, &offered, shared.as_ref(), &catalog)
                 }
             })?;
         Ok(Learner {
             learned,
-            queue: Some(queue),
-            thread: Some(thread),
-            dropped: Arc::new(AtomicU64::new(0)),
+            queue,
+            catalog,
+            warned: AtomicBool::new(false),
         })
     }
 
@@ -480,42 +544,47 @@ impl Learner {
         &self.learned
     }
 
-    /// Offers an operation `catalog`'s router ran without errors; never waits.
+    /// The catalog the router serves now.
+    pub fn serve(&self, catalog: &Arc<Catalog>) {
+        *self.catalog.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(catalog));
+    }
+
+    /// Offers an operation `catalog`'s router ran without errors; never waits. One that does
+    /// not fit in the queue is not learned (logged once).
     pub fn offer(&self, catalog: &Arc<Catalog>, text: &str, operation_name: Option<&str>) {
-        let Some(queue) = &self.queue else { return };
+        if text.len() > MAX_OFFERED_BYTES {
+            return;
+        }
         let offered = Offered {
             catalog: Arc::clone(catalog),
             text: text.to_string(),
             operation_name: operation_name.map(str::to_string),
         };
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = queue.try_send(offered)
-        {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// Operations dropped because the queue was full.
-    pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Learner {
-    fn drop(&mut self) {
-        self.queue = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+        if let Err(TrySendError::Full(_)) = self.queue.try_send(offered) {
+            if !self.warned.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    queue = QUEUE,
+                    "wayfinder.search: the examples learner is behind; operations that do not \
+                     fit in its queue are not learned"
+                );
+            }
         }
     }
 }
 
-fn learn(learned: &Learned, offered: &Receiver<Offered>, shared: Option<&SharedLearned>) {
+fn learn(
+    learned: &Learned,
+    offered: &Receiver<Offered>,
+    shared: Option<&SharedLearned>,
+    catalog: &Mutex<Option<Arc<Catalog>>>,
+) {
     let mut saved = std::time::Instant::now();
     let mut synced = std::time::Instant::now();
     loop {
         if let Some(shared) = shared.filter(|_| synced.elapsed() >= SYNC_EVERY) {
             // An outage is logged by the client's watcher, once; the runs wait.
-            if let Err(error) = learned.sync(shared) {
+            let serving = catalog.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Err(error) = learned.sync(shared, serving.as_deref()) {
                 tracing::debug!(%error, "wayfinder.search: learned examples not synced");
             }
             synced = std::time::Instant::now();

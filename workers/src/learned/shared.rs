@@ -5,7 +5,7 @@
 //! Keys follow the router's caches (`namespace:` then the key): `examples:runs:{day}` is a
 //! sorted set per day (days since the Unix epoch) of shape keys (hex) scored by runs, cut to
 //! its most run [`KEPT_PER_DAY`]`× max_operations` after each sync and gone after
-//! [`KEPT_FOR`]; `examples:shape:{key}` holds the shape (its operation and coordinates, JSON),
+//! [`KEPT_FOR`]; `examples:shape:{key}` holds the shape (its operation, JSON),
 //! for as long. Nothing a client sent is in either: a shape has no value.
 //!
 //! Redis is never needed: down or slow, a sync fails, is logged once per outage by the
@@ -24,18 +24,11 @@ const KEPT_FOR: Duration = Duration::from_secs(8 * 86_400);
 /// Shapes a day's set keeps, in multiples of `max_operations`.
 const KEPT_PER_DAY: usize = 4;
 
-/// A shape as the fleet shares it.
+/// A shape as the fleet shares it: its operation alone (a replica reads the members it
+/// touches from it, through its own schema).
 #[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct SharedShape {
     pub operation: String,
-    pub coordinates: Vec<String>,
-}
-
-/// What one sync hands back: per shape key, its runs per day, and the shapes this replica
-/// did not know.
-pub(crate) struct Fleet {
-    pub runs: HashMap<u64, Vec<(u64, u64)>>,
-    pub shapes: HashMap<u64, SharedShape>,
 }
 
 /// A replica's connection to the fleet's learned examples, on a runtime of its own.
@@ -82,52 +75,55 @@ impl SharedLearned {
         format!("{}:examples:{kind}:{name}", self.namespace)
     }
 
-    /// Adds `added`, then reads the fleet's most run `max` shapes of each of the days
-    /// `first..=today`, and the shapes of those `known` does not hold.
-    pub(crate) fn sync(
+    /// Adds this replica's runs to the fleet's, each day's set then cut to its most run
+    /// [`KEPT_PER_DAY`]` × max` shapes.
+    pub(crate) fn add(&self, added: &[Runs<'_>], max: usize) -> Result<(), Error> {
+        self.runtime.block_on(async {
+            self.connected()?;
+            let kept_for = KEPT_FOR.as_secs() as i64;
+            let pipeline = self.client.pipeline();
+            let mut days = Vec::new();
+            for runs in added {
+                let day = self.key("runs", &runs.day.to_string());
+                let shape = serde_json::to_string(runs.shape)
+                    .map_err(|e| Error::new(ErrorKind::Parse, e.to_string()))?;
+                let member = format!("{:016x}", runs.key);
+                let () = pipeline
+                    .zincrby(&day, runs.runs as f64, member.as_str())
+                    .await?;
+                let () = pipeline
+                    .set(
+                        self.key("shape", &member),
+                        shape,
+                        Some(Expiration::EX(kept_for)),
+                        None,
+                        false,
+                    )
+                    .await?;
+                if !days.contains(&day) {
+                    days.push(day);
+                }
+            }
+            for day in &days {
+                let () = pipeline.expire(day, kept_for, None).await?;
+                let keep = (KEPT_PER_DAY * max.max(1)) as i64;
+                let () = pipeline.zremrangebyrank(day, 0, -(keep + 1)).await?;
+            }
+            let _: Vec<Value> = pipeline.all().await?;
+            Ok(())
+        })
+    }
+
+    /// The fleet's runs per day of the most run `max` shapes of each of the days
+    /// `first..=today`, by shape key.
+    pub(crate) fn runs(
         &self,
-        added: &[Runs<'_>],
         first: u64,
         today: u64,
         max: usize,
-        known: &dyn Fn(u64) -> bool,
-    ) -> Result<Fleet, Error> {
+    ) -> Result<HashMap<u64, Vec<(u64, u64)>>, Error> {
         self.runtime.block_on(async {
-            if !self.client.is_connected() {
-                return Err(Error::new(ErrorKind::IO, "not connected"));
-            }
-            let kept_for = KEPT_FOR.as_secs() as i64;
-            if !added.is_empty() {
-                let pipeline = self.client.pipeline();
-                let mut days = Vec::new();
-                for runs in added {
-                    let day = self.key("runs", &runs.day.to_string());
-                    let shape = serde_json::to_string(runs.shape)
-                        .map_err(|e| Error::new(ErrorKind::Parse, e.to_string()))?;
-                    let member = format!("{:016x}", runs.key);
-                    let () = pipeline
-                        .zincrby(&day, runs.runs as f64, member.as_str())
-                        .await?;
-                    let () = pipeline
-                        .set(
-                            self.key("shape", &member),
-                            shape,
-                            Some(Expiration::EX(kept_for)),
-                            None,
-                            false,
-                        )
-                        .await?;
-                    if !days.contains(&day) {
-                        days.push(day);
-                    }
-                }
-                for day in &days {
-                    let () = pipeline.expire(day, kept_for, None).await?;
-                    let keep = (KEPT_PER_DAY * max) as i64;
-                    let () = pipeline.zremrangebyrank(day, 0, -(keep + 1)).await?;
-                }
-                let _: Vec<Value> = pipeline.all().await?;
-            }
+            self.connected()?;
             let mut runs: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
             for day in first..=today {
                 let top: Vec<(String, f64)> = self
@@ -135,7 +131,7 @@ impl SharedLearned {
                     .zrange(
                         self.key("runs", &day.to_string()),
                         0,
-                        max as i64 - 1,
+                        max.max(1) as i64 - 1,
                         None,
                         true,
                         None,
@@ -150,21 +146,34 @@ impl SharedLearned {
                     }
                 }
             }
-            let unknown: Vec<u64> = runs.keys().copied().filter(|key| !known(*key)).collect();
-            let mut shapes = HashMap::new();
-            if !unknown.is_empty() {
-                let keys: Vec<String> = unknown
-                    .iter()
-                    .map(|key| self.key("shape", &format!("{key:016x}")))
-                    .collect();
-                let texts: Vec<Option<String>> = self.client.mget(keys).await?;
-                for (key, text) in unknown.into_iter().zip(texts) {
-                    if let Some(shape) = text.and_then(|t| serde_json::from_str(&t).ok()) {
-                        shapes.insert(key, shape);
-                    }
-                }
-            }
-            Ok(Fleet { runs, shapes })
+            Ok(runs)
         })
+    }
+
+    /// The shapes of `keys` Redis holds (one GET each, pipelined: the keys may live on
+    /// several nodes of a cluster).
+    pub(crate) fn shapes(&self, keys: &[u64]) -> Result<HashMap<u64, SharedShape>, Error> {
+        self.runtime.block_on(async {
+            self.connected()?;
+            let pipeline = self.client.pipeline();
+            for key in keys {
+                let () = pipeline
+                    .get(self.key("shape", &format!("{key:016x}")))
+                    .await?;
+            }
+            let texts: Vec<Option<String>> = pipeline.all().await?;
+            Ok(keys
+                .iter()
+                .zip(texts)
+                .filter_map(|(key, text)| Some((*key, serde_json::from_str(&text?).ok()?)))
+                .collect())
+        })
+    }
+
+    fn connected(&self) -> Result<(), Error> {
+        match self.client.is_connected() {
+            true => Ok(()),
+            false => Err(Error::new(ErrorKind::IO, "not connected")),
+        }
     }
 }
