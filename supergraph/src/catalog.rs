@@ -16,7 +16,6 @@ use apollo_compiler::validation::Valid;
 use apollo_compiler::Schema;
 
 use crate::error::{CatalogError, SchemaProblem};
-use crate::examples::{self, Example, NoExample, View};
 use crate::federation::FactReader;
 use crate::hash::ContentHasher;
 use crate::member::Roots;
@@ -195,15 +194,6 @@ impl Catalog {
             *counts.entry(member.kind).or_insert(0) += 1;
         }
         counts
-    }
-
-    /// An operation that uses the member, made from the schema ([`crate::examples`]).
-    pub fn example(&self, id: MemberId) -> Result<Example, NoExample> {
-        let view = View {
-            visible: &|_| true,
-            paths: &self.paths,
-        };
-        examples::example(self, &view, id)
     }
 
     pub(crate) fn compute_paths(&self, visible: &dyn Fn(MemberId) -> bool) -> PathIndex {

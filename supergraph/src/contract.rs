@@ -16,7 +16,6 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use crate::catalog::Catalog;
-use crate::examples::{self, Example, NoExample, View};
 use crate::member::{Member, MemberId, MemberKind};
 use crate::paths::PathIndex;
 
@@ -52,16 +51,6 @@ impl Contract {
     /// Paths made only of visible members.
     pub fn paths_to_root(&self, id: MemberId) -> &[Box<[MemberId]>] {
         self.paths.paths(id)
-    }
-
-    /// An operation that uses the member and only what this contract sees
-    /// ([`crate::examples`]).
-    pub fn example(&self, catalog: &Catalog, id: MemberId) -> Result<Example, NoExample> {
-        let view = View {
-            visible: &|id| self.is_visible(id),
-            paths: &self.paths,
-        };
-        examples::example(catalog, &view, id)
     }
 
     pub(crate) fn build(catalog: &Catalog, filter: &ContractFilter) -> Self {

@@ -25,8 +25,8 @@ use apollo_compiler::schema::{
 };
 
 use crate::catalog::Catalog;
+use crate::contract::Contract;
 use crate::member::{Member, MemberId, MemberKind};
-use crate::paths::PathIndex;
 
 /// Leaves a selection ends in when the type has no identifier or name to show.
 const MAX_LEAVES: usize = 2;
@@ -51,17 +51,48 @@ pub enum NoExample {
 
 /// What one view (the whole catalog, or a contract) lets an example touch.
 pub(crate) struct View<'a> {
-    pub visible: &'a dyn Fn(MemberId) -> bool,
-    pub paths: &'a PathIndex,
+    catalog: &'a Catalog,
+    contract: Option<&'a Contract>,
+}
+
+impl View<'_> {
+    fn visible(&self, id: MemberId) -> bool {
+        self.contract.is_none_or(|contract| contract.is_visible(id))
+    }
+
+    fn paths(&self, id: MemberId) -> &[Box<[MemberId]>] {
+        match self.contract {
+            Some(contract) => contract.paths_to_root(id),
+            None => self.catalog.paths_to_root(id),
+        }
+    }
+}
+
+impl Catalog {
+    /// An operation that uses the member, made from the schema.
+    pub fn example(&self, id: MemberId) -> Result<Example, NoExample> {
+        let view = View {
+            catalog: self,
+            contract: None,
+        };
+        example(self, &view, id)
+    }
+}
+
+impl Contract {
+    /// An operation that uses the member and only what this contract sees.
+    pub fn example(&self, catalog: &Catalog, id: MemberId) -> Result<Example, NoExample> {
+        let view = View {
+            catalog,
+            contract: Some(self),
+        };
+        example(catalog, &view, id)
+    }
 }
 
 /// The example of `id` in `view`.
-pub(crate) fn example(
-    catalog: &Catalog,
-    view: &View<'_>,
-    id: MemberId,
-) -> Result<Example, NoExample> {
-    if !(view.visible)(id) {
+fn example(catalog: &Catalog, view: &View<'_>, id: MemberId) -> Result<Example, NoExample> {
+    if !view.visible(id) {
         return Err(NoExample::Hidden);
     }
     let member = catalog.member(id);
@@ -69,7 +100,7 @@ pub(crate) fn example(
         MemberKind::Directive | MemberKind::DirectiveArgument => directive(catalog, view, member),
         _ if catalog.roots().contains(id) => root_type(catalog, view, member),
         _ => {
-            let paths = view.paths.paths(id);
+            let paths = view.paths(id);
             if paths.is_empty() {
                 return match member.kind {
                     kind if kind.is_type() => through_directive(catalog, view, member),
@@ -121,8 +152,8 @@ fn implementers_field<'a>(
         .into_iter()
         .flat_map(|parent| parent.possible_types.iter())
         .filter_map(|ty| catalog.child(catalog.member(*ty), &field.name))
-        .filter(|same| (view.visible)(same.id))
-        .flat_map(|same| view.paths.paths(same.id))
+        .filter(|same| view.visible(same.id))
+        .flat_map(|same| view.paths(same.id))
 }
 
 /// A type no field reaches (`Boolean` where only `@include(if:)` takes one): the example of a
@@ -135,7 +166,7 @@ fn through_directive(
     ty.referenced_by
         .iter()
         .map(|id| catalog.member(*id))
-        .filter(|by| by.kind == MemberKind::DirectiveArgument && (view.visible)(by.id))
+        .filter(|by| by.kind == MemberKind::DirectiveArgument && view.visible(by.id))
         .find_map(|argument| {
             let mut example = directive(catalog, view, argument).ok()?;
             example.description =
@@ -195,9 +226,9 @@ fn introspection(catalog: &Catalog, member: &Member) -> Example {
 fn root_type(catalog: &Catalog, view: &View<'_>, root: &Member) -> Result<Example, NoExample> {
     root.children
         .iter()
-        .filter(|field| (view.visible)(**field))
+        .filter(|field| view.visible(**field))
         .find_map(|field| {
-            let path = view.paths.paths(*field).first()?;
+            let path = view.paths(*field).first()?;
             let mut example = Writer::new(catalog, view).path(path, catalog.member(*field))?;
             example.description = format!(
                 "Selects `{}`, a field of `{}`.",
@@ -266,14 +297,14 @@ fn directive(catalog: &Catalog, view: &View<'_>, member: &Member) -> Result<Exam
         .member(query)
         .children
         .iter()
-        .filter(|field| (view.visible)(**field))
+        .filter(|field| view.visible(**field))
         .find_map(|field| {
-            let path = view.paths.paths(*field).first()?;
+            let path = view.paths(*field).first()?;
             let mut writer = Writer::new(catalog, view);
             let mut arguments = Vec::new();
             for (def, id) in definition.arguments.iter().filter_map(|def| {
                 let child = catalog.child(directive, &def.name)?;
-                (view.visible)(child.id).then_some((def, child))
+                view.visible(child.id).then_some((def, child))
             }) {
                 let focused = argument.is_some_and(|a| a.id == id.id);
                 if focused || is_required(def) {
@@ -451,7 +482,7 @@ impl<'a> Writer<'a> {
     }
 
     fn visible(&self, id: MemberId) -> bool {
-        (self.view.visible)(id)
+        self.view.visible(id)
     }
 
     /// Declares a variable named after `wanted` (numbered when the name is taken).
