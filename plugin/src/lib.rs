@@ -32,6 +32,7 @@ use apollo_router::{Endpoint, ListenAddr};
 use multimap::MultiMap;
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 use wayfinder_supergraph::{Catalog, CatalogError, CatalogOptions};
+use wayfinder_workers::learned;
 
 pub use config::Config;
 // What the in-process contract bench (plugin/benches/gate.rs) drives, named at the root so the
@@ -145,24 +146,22 @@ impl Plugin for Search {
                 |request: &supergraph::Request| {
                     let body = request.supergraph_request.body();
                     body.query
-                        .clone()
-                        .map(|query| (query, body.operation_name.clone()))
+                        .as_ref()
+                        .filter(|query| query.len() <= learned::MAX_OFFERED_BYTES)
+                        .map(|query| (query.clone(), body.operation_name.clone()))
                 },
                 move |operation: Option<(String, Option<String>)>, future| {
                     let learner = Arc::clone(&learner);
                     let catalog = Arc::clone(&catalog);
                     async move {
                         let response: supergraph::Response = future.await?;
-                        let Some((text, name)) = operation else {
-                            return Ok(response);
-                        };
-                        let mut first = true;
+                        let mut operation = operation;
                         Ok::<_, BoxError>(response.map_stream(move |chunk| {
-                            if std::mem::take(&mut first)
-                                && chunk.errors.is_empty()
-                                && chunk.data.is_some()
-                            {
-                                learner.offer(&catalog, &text, name.as_deref());
+                            // The first response decides; the text moves to the learner.
+                            if let Some((text, name)) = operation.take() {
+                                if chunk.errors.is_empty() && chunk.data.is_some() {
+                                    learner.offer(&catalog, text, name);
+                                }
                             }
                             chunk
                         }))

@@ -26,6 +26,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use apollo_compiler::ast::{InputValueDefinition, Type};
+use apollo_compiler::{Name, Node};
 use serde::Deserialize;
 
 /// Most prompt files a folder may hold, and the largest one, in bytes.
@@ -61,6 +63,8 @@ pub struct Prompt {
     pub name: String,
     pub description: Option<String>,
     pub arguments: Vec<Argument>,
+    /// The arguments as `__InputValue`s answer them: `String`, or `String!` when required.
+    pub definitions: Vec<Node<InputValueDefinition>>,
     /// The tenants that see it; `None`: every tenant.
     tenants: Option<BTreeSet<String>>,
     template: String,
@@ -302,9 +306,28 @@ fn parse(text: &str, tenants: Option<&BTreeSet<String>>) -> Result<Prompt, Strin
             return Err(format!("tenant `{unknown}` is not configured"));
         }
     }
+    let definitions = front
+        .arguments
+        .iter()
+        .map(|argument| {
+            let string = Name::new_static_unchecked("String");
+            Node::new(InputValueDefinition {
+                description: argument.description.as_deref().map(Into::into),
+                // Checked above to be a GraphQL name.
+                name: Name::new_unchecked(&argument.name),
+                ty: Node::new(match argument.required {
+                    true => Type::NonNullNamed(string),
+                    false => Type::Named(string),
+                }),
+                default_value: None,
+                directives: Default::default(),
+            })
+        })
+        .collect();
     Ok(Prompt {
         name: front.name,
         description: front.description,
+        definitions,
         arguments: front.arguments,
         tenants: front.tenants,
         template: body,

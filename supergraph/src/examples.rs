@@ -27,6 +27,7 @@ use apollo_compiler::schema::{
 use crate::catalog::Catalog;
 use crate::contract::Contract;
 use crate::member::{Member, MemberId, MemberKind};
+use crate::operation_text;
 
 /// Leaves a selection ends in when the type has no identifier or name to show.
 const MAX_LEAVES: usize = 2;
@@ -318,7 +319,11 @@ fn directive(catalog: &Catalog, view: &View<'_>, member: &Member) -> Result<Exam
                     arguments.push((def.name.to_string(), value));
                 }
             }
-            let usage = format!("@{}{}", directive.name, arguments_text(&arguments));
+            let usage = format!(
+                "@{}{}",
+                directive.name,
+                operation_text::arguments(&arguments)
+            );
             let mut operation = writer.operation(path, catalog.member(*field))?;
             operation.name = operation_name(&member.coordinate);
             let on = match place {
@@ -382,17 +387,12 @@ struct Operation {
 
 impl Operation {
     fn print(&self, variables: &[(String, String)]) -> String {
-        let mut out = format!("{} {}", self.keyword, self.name);
-        if !variables.is_empty() {
-            out.push('(');
-            for (i, (name, ty)) in variables.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                let _ = write!(out, "${name}: {ty}");
-            }
-            out.push(')');
-        }
+        let mut out = format!(
+            "{} {}{}",
+            self.keyword,
+            self.name,
+            operation_text::definitions(variables)
+        );
         if let Some(directive) = &self.directive {
             let _ = write!(out, " {directive}");
         }
@@ -400,7 +400,7 @@ impl Operation {
         for (depth, level) in self.levels.iter().enumerate() {
             indent(&mut out, depth + 1);
             out.push_str(&level.head);
-            out.push_str(&arguments_text(&level.arguments));
+            out.push_str(&operation_text::arguments(&level.arguments));
             if let Some(directive) = &level.directive {
                 let _ = write!(out, " {directive}");
             }
@@ -449,17 +449,6 @@ fn indent(out: &mut String, depth: usize) {
     }
 }
 
-fn arguments_text(arguments: &[(String, String)]) -> String {
-    if arguments.is_empty() {
-        return String::new();
-    }
-    let list: Vec<String> = arguments
-        .iter()
-        .map(|(name, value)| format!("{name}: {value}"))
-        .collect();
-    format!("({})", list.join(", "))
-}
-
 /// Required: non-null without a default, so an operation must pass it.
 fn is_required(def: &InputValueDefinition) -> bool {
     def.ty.is_non_null() && def.default_value.is_none()
@@ -487,14 +476,10 @@ impl<'a> Writer<'a> {
 
     /// Declares a variable named after `wanted` (numbered when the name is taken).
     fn variable(&mut self, wanted: &str, ty: &Type) -> String {
-        let mut name = wanted.to_string();
-        let mut n = 1;
-        while self.variables.iter().any(|(taken, _)| *taken == name) {
-            n += 1;
-            name = format!("{wanted}{n}");
-        }
-        self.variables.push((name.clone(), ty.to_string()));
-        format!("${name}")
+        format!(
+            "${}",
+            operation_text::declare(&mut self.variables, wanted, ty)
+        )
     }
 
     /// The example that follows `path` to `member`.
@@ -683,6 +668,18 @@ impl<'a> Writer<'a> {
             (Type::NonNullNamed(_), Some(input)) if input.kind == MemberKind::InputObject => input,
             _ => return Some(self.variable(&member.name, &def.ty)),
         };
+        self.input_object(input, None)
+    }
+
+    /// An input object's literal: its required fields as variables (of a `@oneOf` input,
+    /// one field), and `focus`, the field a path goes on to, with the value the rest of the
+    /// path needs.
+    fn input_object(
+        &mut self,
+        input: &Member,
+        focus: Option<(&Member, &[MemberId])>,
+    ) -> Option<String> {
+        let catalog = self.catalog;
         let Some(ExtendedType::InputObject(object)) =
             catalog.api_schema().types.get(input.name.as_str())
         else {
@@ -694,19 +691,28 @@ impl<'a> Writer<'a> {
             let Some(child) = catalog.child(input, name) else {
                 continue;
             };
-            let wanted = if one_of {
-                fields.is_empty() && self.visible(child.id)
-            } else {
-                is_required(field)
-            };
-            if wanted {
-                if !self.visible(child.id) {
-                    return None;
+            let value = match focus {
+                Some((next, rest)) if next.name == name.as_str() => {
+                    self.value(next, field, rest)?
                 }
-                fields.push((name.to_string(), self.variable(name, &field.ty)));
-            }
+                // A `@oneOf` input takes one field: the focus, else its first visible one.
+                _ if one_of => {
+                    if focus.is_some() || !fields.is_empty() || !self.visible(child.id) {
+                        continue;
+                    }
+                    self.variable(name, &field.ty)
+                }
+                _ if is_required(field) => {
+                    if !self.visible(child.id) {
+                        return None;
+                    }
+                    self.variable(name, &field.ty)
+                }
+                _ => continue,
+            };
+            fields.push((name.to_string(), value));
         }
-        Some(object_literal(&fields))
+        Some(operation_text::object(&fields))
     }
 
     /// The value passed for `owner` (an argument or input field) on the way to what `rest`
@@ -724,26 +730,7 @@ impl<'a> Writer<'a> {
         };
         let inner = match next.kind {
             MemberKind::InputField => {
-                let input = catalog.member(next.parent?);
-                let Some(ExtendedType::InputObject(object)) =
-                    catalog.api_schema().types.get(input.name.as_str())
-                else {
-                    return None;
-                };
-                let one_of = object.directives.get("oneOf").is_some();
-                let mut fields = Vec::new();
-                for (name, field) in &object.fields {
-                    if name.as_str() == next.name {
-                        fields.push((name.to_string(), self.value(next, field, &rest[1..])?));
-                    } else if !one_of && is_required(field) {
-                        let child = catalog.child(input, name)?;
-                        if !self.visible(child.id) {
-                            return None;
-                        }
-                        fields.push((name.to_string(), self.variable(name, &field.ty)));
-                    }
-                }
-                object_literal(&fields)
+                self.input_object(catalog.member(next.parent?), Some((next, &rest[1..])))?
             }
             MemberKind::EnumValue => next.name.clone(),
             _ => return Some(self.variable(&owner.name, &def.ty)),
@@ -850,14 +837,6 @@ impl<'a> Writer<'a> {
             _ => Vec::new(),
         }
     }
-}
-
-fn object_literal(fields: &[(String, String)]) -> String {
-    let list: Vec<String> = fields
-        .iter()
-        .map(|(name, value)| format!("{name}: {value}"))
-        .collect();
-    format!("{{{}}}", list.join(", "))
 }
 
 /// `value` inside as many lists as `ty` has.

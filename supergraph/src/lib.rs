@@ -6,7 +6,7 @@
 //! Data flows one way: [`source`] reads the document and derives the API schema;
 //! [`catalog`] builds members from it, reading federation facts through [`federation`] and
 //! hashing them through [`hash`]; [`paths`] walks from the roots, and [`examples`] writes an
-//! operation along a member's shortest path; [`contract`] decides what a tenant's `@tag`
+//! operation along a member's shortest path (with [`operation_text`], as [`usage`] writes shapes); [`contract`] decides what a tenant's `@tag`
 //! filter lets it see, and [`contract_schema`] derives that tenant's API schema. Apart from
 //! the catalog, [`usage`] reduces an executed operation to its shape and the members it uses.
 
@@ -18,6 +18,7 @@ mod examples;
 mod federation;
 mod hash;
 mod member;
+mod operation_text;
 mod paths;
 mod source;
 mod usage;

@@ -13,13 +13,14 @@
 //! field order, variable names or values of the text.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt::Write as _;
 
 use apollo_compiler::ast::{OperationType, Type, Value};
 use apollo_compiler::executable::{Selection, SelectionSet};
 use apollo_compiler::schema::ExtendedType;
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{ExecutableDocument, Schema};
+
+use crate::operation_text;
 
 /// An operation's shape and what it touches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,18 +87,12 @@ pub fn usage(
     if root.0.is_empty() || shape.coordinates.is_empty() {
         return Err(UsageError::NothingToLearn);
     }
-    let mut out = keyword.to_string();
     // Declared in name order, so that the order fields come in does not make another shape.
     shape.variables.sort();
-    if !shape.variables.is_empty() {
-        let list: Vec<String> = shape
-            .variables
-            .iter()
-            .map(|(name, ty)| format!("${name}: {ty}"))
-            .collect();
-        let _ = write!(out, "({})", list.join(", "));
-    }
-    out.push_str(" {\n");
+    let mut out = format!(
+        "{keyword}{} {{\n",
+        operation_text::definitions(&shape.variables)
+    );
     root.print(&mut out, 1);
     out.push('}');
     ExecutableDocument::parse_and_validate(schema, &out, "shape.graphql")
@@ -194,12 +189,7 @@ impl Shape<'_> {
                         arguments.push((argument.name.as_str(), value));
                     }
                     self.coordinates.insert(coordinate);
-                    let mut head = name.to_string();
-                    if !arguments.is_empty() {
-                        let list: Vec<String> =
-                            arguments.iter().map(|(n, v)| format!("{n}: {v}")).collect();
-                        let _ = write!(head, "({})", list.join(", "));
-                    }
+                    let head = format!("{name}{}", operation_text::arguments(&arguments));
                     let inner = into.0.entry(head).or_default();
                     self.select(&field.selection_set, inner, depth + 1);
                 }
@@ -266,8 +256,7 @@ impl Shape<'_> {
                     self.touch_type(def.ty.inner_named_type().as_str());
                     written.push((field.to_string(), self.value(field, &def.ty, inner)));
                 }
-                let list: Vec<String> = written.iter().map(|(n, v)| format!("{n}: {v}")).collect();
-                let object = format!("{{{}}}", list.join(", "));
+                let object = operation_text::object(&written);
                 // An object where a list is expected (input coercion) stays one item.
                 match ty {
                     Type::List(_) | Type::NonNullList(_) => format!("[{object}]"),
@@ -281,14 +270,7 @@ impl Shape<'_> {
     /// A new variable named after its place (numbered when taken), of type `ty`.
     fn fresh(&mut self, name: &str, ty: &Type) -> String {
         self.touch_type(ty.inner_named_type().as_str());
-        let mut candidate = name.to_string();
-        let mut n = 1;
-        while self.variables.iter().any(|(taken, _)| *taken == candidate) {
-            n += 1;
-            candidate = format!("{name}{n}");
-        }
-        self.variables.push((candidate.clone(), ty.to_string()));
-        candidate
+        operation_text::declare(&mut self.variables, name, ty)
     }
 }
 

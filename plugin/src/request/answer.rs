@@ -20,7 +20,7 @@ use wayfinder_workers::{Engine, SearchError, SearchHit, SearchMode, SearchReques
 use crate::config::Limits;
 use crate::error::{Code, RequestError};
 use crate::metrics::Metrics;
-use crate::prompts::{self, Prompt, Prompts};
+use crate::prompts::{Prompt, Prompts};
 use crate::request::definitions::{self, Scope};
 use crate::request::graphql::{JsonMap, DEFINITIONS, PROMPTS, SEARCH};
 use crate::request::operation::SemanticSchema;
@@ -357,38 +357,12 @@ impl ObjectValue for PromptValue<'_> {
         Ok(match info.field_name() {
             "name" => ResolvedValue::leaf(self.prompt.name.as_str()),
             "description" => ResolvedValue::leaf(self.prompt.description.as_deref()),
-            "arguments" => ResolvedValue::list(self.prompt.arguments.iter().map(|argument| {
-                ResolvedValue::object(PromptArgument {
-                    scope: self.scope,
-                    argument,
-                })
-            })),
-            _ => return Err(self.unknown_field_error(info)),
-        })
-    }
-}
-
-/// A prompt's argument, as an `__InputValue` (a string).
-struct PromptArgument<'a> {
-    scope: &'a Scope,
-    argument: &'a prompts::Argument,
-}
-
-impl ObjectValue for PromptArgument<'_> {
-    fn type_name(&self) -> &str {
-        "__InputValue"
-    }
-
-    fn resolve_field<'b>(
-        &'b self,
-        info: &'b ResolveInfo<'b>,
-    ) -> Result<ResolvedValue<'b>, FieldError> {
-        Ok(match info.field_name() {
-            "name" => ResolvedValue::leaf(self.argument.name.as_str()),
-            "description" => ResolvedValue::leaf(self.argument.description.as_deref()),
-            "type" => self.scope.string_type(self.argument.required),
-            "isDeprecated" => ResolvedValue::leaf(false),
-            "defaultValue" | "deprecationReason" | "examples" => ResolvedValue::null(),
+            "arguments" => ResolvedValue::list(
+                self.prompt
+                    .definitions
+                    .iter()
+                    .map(|def| self.scope.prompt_argument(def)),
+            ),
             _ => return Err(self.unknown_field_error(info)),
         })
     }

@@ -167,16 +167,12 @@ impl Scope {
         )
     }
 
-    /// `String`, or `String!` when `required`: the type of a prompt's argument.
-    pub fn string_type<'a>(&'a self, required: bool) -> ResolvedValue<'a> {
-        if !required {
-            return self.named_type("String");
-        }
-        ResolvedValue::object(Wrapper {
+    /// A prompt's argument, an `__InputValue` of no schema member (no examples).
+    pub fn prompt_argument<'a>(&'a self, def: &'a Node<InputValueDefinition>) -> ResolvedValue<'a> {
+        ResolvedValue::object(InputValue {
             scope: self,
-            ty: Cow::Owned(schema::Type::NonNullNamed(Name::new_static_unchecked(
-                "String",
-            ))),
+            owner: Owner::Prompt,
+            def,
         })
     }
 
@@ -514,15 +510,18 @@ enum Owner<'a> {
     Field(&'a str, &'a str),
     InputObject(&'a str),
     Directive(&'a str),
+    /// A prompt's argument: no coordinate.
+    Prompt,
 }
 
 impl Owner<'_> {
-    fn coordinate(self, name: &str) -> String {
-        match self {
+    fn coordinate(self, name: &str) -> Option<String> {
+        Some(match self {
             Owner::Field(ty, field) => format!("{ty}.{field}({name}:)"),
             Owner::InputObject(ty) => format!("{ty}.{name}"),
             Owner::Directive(directive) => format!("@{directive}({name}:)"),
-        }
+            Owner::Prompt => return None,
+        })
     }
 }
 
@@ -547,9 +546,10 @@ impl ObjectValue for InputValue<'_> {
             ),
             "isDeprecated" => ResolvedValue::leaf(is_deprecated(&self.def.directives)),
             "deprecationReason" => deprecation_reason(self.scope, &self.def.directives),
-            "examples" => self
-                .scope
-                .examples(&self.owner.coordinate(self.def.name.as_str())),
+            "examples" => match self.owner.coordinate(self.def.name.as_str()) {
+                Some(coordinate) => self.scope.examples(&coordinate),
+                None => ResolvedValue::null(),
+            },
             _ => return Err(self.unknown_field_error(info)),
         })
     }

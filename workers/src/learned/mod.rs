@@ -44,7 +44,7 @@ const SAVE_WHEN_IDLE: Duration = Duration::from_secs(1);
 const SAVE_EVERY: Duration = Duration::from_secs(10);
 /// Longest operation text offered to the learner: with [`QUEUE`], what the queue may hold.
 /// Longer texts are not learned (their shapes would rarely be kept anyway).
-const MAX_OFFERED_BYTES: usize = 64 * 1024;
+pub const MAX_OFFERED_BYTES: usize = 64 * 1024;
 /// The store's file in the cache folder.
 const FILE: &str = "learned-examples.json";
 /// How often a replica syncs with the fleet's Redis.
@@ -551,14 +551,14 @@ impl Learner {
 
     /// Offers an operation `catalog`'s router ran without errors; never waits. One that does
     /// not fit in the queue is not learned (logged once).
-    pub fn offer(&self, catalog: &Arc<Catalog>, text: &str, operation_name: Option<&str>) {
+    pub fn offer(&self, catalog: &Arc<Catalog>, text: String, operation_name: Option<String>) {
         if text.len() > MAX_OFFERED_BYTES {
             return;
         }
         let offered = Offered {
             catalog: Arc::clone(catalog),
-            text: text.to_string(),
-            operation_name: operation_name.map(str::to_string),
+            text,
+            operation_name,
         };
         if let Err(TrySendError::Full(_)) = self.queue.try_send(offered) {
             if !self.warned.swap(true, Ordering::Relaxed) {
