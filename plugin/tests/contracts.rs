@@ -939,7 +939,14 @@ async fn every_definition_a_tenant_resolves_has_an_example_valid_in_its_contract
         // A search result's definition carries its examples too.
         let found = router
             .query(
-                "{ __search(query: \"name\", first: 3) { definition { ... on __Field { examples { operation } } ... on __Type { examples { operation } } } } }",
+                // Any kind of definition may rank first, so ask every kind.
+                "{ __search(query: \"name\", first: 3) { definition {
+                  ... on __Type { examples { operation } }
+                  ... on __Field { examples { operation } }
+                  ... on __InputValue { examples { operation } }
+                  ... on __EnumValue { examples { operation } }
+                  ... on __Directive { examples { operation } }
+                } } }",
                 json!({}),
                 &[],
             )
