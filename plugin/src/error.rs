@@ -7,7 +7,7 @@ use apollo_compiler::validation::DiagnosticList;
 use serde_json_bytes::{json, Map, Value};
 
 /// The `extensions.code` of an error, and the HTTP status a request-level one is sent with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumIter)]
 pub enum Code {
     /// The body is not a GraphQL request (not JSON, no `query`, wrong types).
     InvalidRequest,
@@ -61,6 +61,12 @@ pub enum Code {
 }
 
 impl Code {
+    /// The code written `code`, if the plugin makes it (a subgraph's errors carry any code).
+    pub fn parse(code: &str) -> Option<Code> {
+        use strum::IntoEnumIterator;
+        Code::iter().find(|c| c.as_str() == code)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Code::InvalidRequest => "INVALID_GRAPHQL_REQUEST",

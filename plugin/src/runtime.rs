@@ -151,3 +151,18 @@ pub fn progress() -> Option<(usize, usize)> {
 pub fn redis_counts() -> Option<wayfinder_workers::RedisCounts> {
     engine()?.redis_counts()
 }
+
+/// What indexing has done since the engine started (for the index metrics).
+pub fn index_activity() -> Option<wayfinder_workers::IndexActivity> {
+    Some(engine()?.index_activity())
+}
+
+/// (question texts found in the cache, texts embedded) since the engine started, with a model.
+pub fn query_cache_counts() -> Option<(u64, u64)> {
+    engine()?.query_cache_counts()
+}
+
+/// Whether the fleet's shared store is usable now, if the engine has one.
+pub fn redis_available() -> Option<bool> {
+    engine()?.redis_available()
+}

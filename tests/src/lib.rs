@@ -1,9 +1,11 @@
 //! Helpers for Wayfinder's cross-crate tests and benchmarks: where the shared evaluation data lives, and
 //! loading its schemas and question sets. The data is read in place from `../shared` beside the
 //! repository (never copied into it); `WAYFINDER_SHARED` points elsewhere. [`router`] runs the
-//! real `wayfinder-router` for the plugin's tests and the router bench.
+//! real `wayfinder-router` for the plugin's tests and the router bench; [`redis`] and
+//! [`prometheus`] the real servers its fleet and dashboard tests need.
 
 pub mod operations;
+pub mod prometheus;
 pub mod redis;
 pub mod router;
 

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -22,7 +23,7 @@ use crate::background::Background;
 use crate::build::coordinator::{Coordinator, Reindex};
 use crate::build::indexer::IndexerContext;
 use crate::build::pool::{EmbedPool, Workers};
-use crate::build::status::{IndexReport, Progress, Shared, Swap};
+use crate::build::status::{IndexActivity, IndexReport, Progress, Shared, Swap};
 use crate::config::{
     Admission, EngineConfig, Overload, BACKGROUND_QUEUE, BACKGROUND_THREADS_PER_CORE,
 };
@@ -172,6 +173,9 @@ struct QueryEncoder {
     /// The search threads and their sessions.
     pool: SearchPool,
     embeddings: Mutex<LruCache<String, Arc<Embedding>>>,
+    /// Texts `embeddings` had, and texts the model embedded, since the start.
+    cache_hits: AtomicU64,
+    cache_misses: AtomicU64,
     /// The words the model reads whole, for spelling out the clipped ones of a question.
     vocabulary: Arc<Vocabulary>,
 }
@@ -238,6 +242,8 @@ impl Engine {
                     vocabulary,
                     pool,
                     embeddings: Mutex::new(LruCache::new(capacity)),
+                    cache_hits: AtomicU64::new(0),
+                    cache_misses: AtomicU64::new(0),
                 };
                 (
                     Some(query),
@@ -362,6 +368,27 @@ impl Engine {
         })
     }
 
+    /// Whether the fleet's shared store is usable now (connected, no recent error); `None`
+    /// without one.
+    pub fn redis_available(&self) -> Option<bool> {
+        self.shared_store.as_ref().map(|store| store.available())
+    }
+
+    /// What indexing has done since the start.
+    pub fn index_activity(&self) -> IndexActivity {
+        self.shared.status.activity()
+    }
+
+    /// (texts found in the question-embedding cache, texts the model embedded) since the
+    /// start; `None` without a model.
+    pub fn query_cache_counts(&self) -> Option<(u64, u64)> {
+        let encoder = self.query.as_ref()?;
+        Some((
+            encoder.cache_hits.load(Ordering::Relaxed),
+            encoder.cache_misses.load(Ordering::Relaxed),
+        ))
+    }
+
     /// What the fleet's shared store has answered since the start; `None` without one.
     pub fn redis_counts(&self) -> Option<RedisCounts> {
         self.shared_store.as_ref().map(|store| store.counts())
@@ -449,6 +476,7 @@ impl Engine {
                 token_frequencies: Default::default(),
                 thin_names: Arc::clone(&thin_names),
                 spellings: Arc::clone(&spellings),
+                made: Instant::now(),
             });
         }
         let published = Published {
@@ -724,6 +752,11 @@ impl Engine {
         missing.sort_unstable();
         missing.dedup();
         span.record("cached", missing.is_empty());
+        let hits = found.iter().filter(|f| f.is_some()).count();
+        encoder.cache_hits.fetch_add(hits as u64, Ordering::Relaxed);
+        encoder
+            .cache_misses
+            .fetch_add(missing.len() as u64, Ordering::Relaxed);
         if missing.is_empty() {
             return Some(found);
         }

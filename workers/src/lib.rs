@@ -30,7 +30,7 @@ pub(crate) mod query;
 pub mod rank;
 pub mod search_pool;
 
-pub use build::status::{IndexReport, Swap};
+pub use build::status::{IndexActivity, IndexReport, Swap};
 pub use config::{Admission, EngineConfig, ModelConfig, ModelTuning, Overload, Pooling};
 pub use embed::shared_store::{ClientAuthentication, RedisConfig, RedisCounts, RedisTls};
 pub use embed::{close_runtime, EXIT_WAIT};

@@ -434,9 +434,7 @@ impl ServerHandler for Server {
         let Some(tool) = tool else {
             let code = Code::UnknownTool.as_str();
             span.record("outcome", code);
-            self.instance
-                .metrics
-                .record_mcp_call("unknown", "", "error");
+            self.instance.metrics.record_mcp_call("unknown", "", code);
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool `{}`: the tools are search, introspect, validate and execute",
@@ -457,11 +455,9 @@ impl ServerHandler for Server {
         let tenant = tenant.unwrap_or_default();
         span.record("tenant", tenant.as_str());
         span.record("outcome", code);
-        self.instance.metrics.record_mcp_call(
-            tool.name(),
-            &tenant,
-            if code == "ok" { "ok" } else { "error" },
-        );
+        self.instance
+            .metrics
+            .record_mcp_call(tool.name(), &tenant, code);
         Ok(match outcome {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Err(refused) => CallToolResult::error(vec![ContentBlock::text(text(&refused))]),

@@ -202,6 +202,7 @@ impl Root<'_> {
             started.elapsed(),
             self.answering.tenant,
             results.mode,
+            !results.hits.is_empty(),
         );
         *self.hits.borrow_mut() += results.hits.len();
         *self.generation.borrow_mut() = Some(results.generation);

@@ -151,6 +151,10 @@ impl Instance {
             }
             None => Prompts::default(),
         };
+        let metrics = Metrics::new(match &config.tenants {
+            Some(tenants) => tenants.contracts.keys().cloned().collect(),
+            None => vec![String::new()],
+        });
         Ok(Instance {
             quotas,
             config,
@@ -161,7 +165,7 @@ impl Instance {
             contracts,
             gates,
             introspection: tokio::sync::OnceCell::new(),
-            metrics: Metrics::default(),
+            metrics,
             learner,
             prompts,
             persisted: Persisted::new(),
@@ -193,7 +197,11 @@ impl Instance {
         };
         let gate = match self.gate(&parts.headers) {
             Ok(gate) => gate,
-            Err(error) => return respond(Reply::error(&error), context),
+            Err(error) => {
+                let reply = Reply::error(&error);
+                self.metrics.record_refusals(String::new, &reply.body);
+                return respond(reply, context);
+            }
         };
         let persisted = graphql::mentions_persisted_query(text) && !self.persisted.is_empty();
         let semantic = graphql::mentions_semantic_fields(text);
@@ -251,6 +259,8 @@ impl Instance {
                         .await
                 }
             };
+            this.metrics
+                .record_refusals(|| this.tenant_label(&parts.headers), &reply.body);
             respond(reply, context)
         }
         .instrument(span)
@@ -270,6 +280,14 @@ impl Instance {
             .as_ref()
             .and_then(|name| self.gates.get(name))
             .cloned())
+    }
+
+    /// The tenant `headers` name, as a metric's label: a configured tenant, or empty.
+    fn tenant_label(&self, headers: &http::HeaderMap) -> String {
+        self.tenants
+            .as_ref()
+            .and_then(|tenants| tenants.resolve(headers).ok()?.name)
+            .unwrap_or_default()
     }
 
     /// What the tenant named `tenant` sees.

@@ -250,6 +250,7 @@ impl Coordinator {
             token_frequencies: Default::default(),
             thin_names: Arc::clone(&request.thin_names),
             spellings: Arc::clone(&request.spellings),
+            made: Instant::now(),
         });
     }
 
@@ -283,6 +284,8 @@ impl Coordinator {
         let publication = report.publication;
         self.shared.status.update(|state| {
             state.indexed = state.indexed.max(publication);
+            state.runs += 1;
+            state.embedded += report.embedded as u64;
             state.report = Some(report);
         });
     }

@@ -122,6 +122,24 @@ pub(crate) struct State {
     pub published: u64,
     pub indexed: u64,
     pub report: Option<IndexReport>,
+    /// Runs finished and texts they embedded, since the engine started.
+    pub runs: u64,
+    pub embedded: u64,
+}
+
+/// What indexing has done since the engine started, for a caller's metrics.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct IndexActivity {
+    /// Catalogs handed to the engine.
+    pub published: u64,
+    /// The latest of them whose indexing finished (`published - indexed` wait for vectors).
+    pub indexed: u64,
+    /// Indexing runs finished.
+    pub runs: u64,
+    /// Texts the model embedded, over all runs.
+    pub embedded: u64,
+    /// The wall time of the last finished run, in seconds.
+    pub last_run_seconds: f64,
 }
 
 /// Publication counters with a condition variable, so callers can wait for a catalog's vectors.
@@ -136,6 +154,17 @@ impl Status {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut state);
         self.changed.notify_all();
+    }
+
+    pub fn activity(&self) -> IndexActivity {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        IndexActivity {
+            published: state.published,
+            indexed: state.indexed,
+            runs: state.runs,
+            embedded: state.embedded,
+            last_run_seconds: state.report.as_ref().map_or(0.0, |r| r.seconds),
+        }
     }
 
     /// Waits until `publication` is indexed; `None` on timeout.

@@ -284,7 +284,7 @@ impl SharedStore {
     }
 
     /// Whether to ask Redis now: connected, and no error in the last [`PAUSE_AFTER_ERROR`].
-    fn available(&self) -> bool {
+    pub(crate) fn available(&self) -> bool {
         if !self.client.is_connected() {
             return false;
         }

@@ -71,6 +71,8 @@ pub struct Generation {
     pub(crate) thin_names: Arc<ThinNames>,
     /// How questions are spelled out for the model, made on publishing the catalog.
     pub(crate) spellings: Arc<Spellings>,
+    /// When it was made (the index's age on the dashboard).
+    pub made: std::time::Instant,
 }
 
 /// Some members' view vectors in one contiguous block, so scoring every one of them is a
@@ -195,6 +197,14 @@ impl Generation {
 
     pub fn documents(&self) -> &[Document] {
         &self.documents
+    }
+
+    /// Shards left lexical-only because indexing them failed.
+    pub fn failed_shards(&self) -> usize {
+        self.shards
+            .iter()
+            .filter(|s| matches!(s, ShardState::Failed(_)))
+            .count()
     }
 
     /// Whether any shard has vectors to search.
