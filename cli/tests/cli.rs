@@ -144,6 +144,12 @@ fn eval_scores_each_set_and_pools_them() {
         out.to_str().unwrap(),
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
+    // Settings only a router fleet needs are not the command line's business.
+    assert!(
+        !stderr(&output).contains("cursors.secret"),
+        "{}",
+        stderr(&output)
+    );
     let text = stdout(&output);
     let overall: Vec<&str> = text.lines().filter(|l| l.starts_with("overall")).collect();
     assert_eq!(overall.len(), 3, "{text}");
@@ -194,6 +200,11 @@ fn the_model_flags_run_another_model() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("Hybrid mode"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        !stderr(&output).contains("cursors.secret"),
         "{}",
         stderr(&output)
     );

@@ -42,6 +42,13 @@ pub fn engine_serving(
         if let Some(error) = engine.model_error() {
             tracing::warn!(%error, "wayfinder.search: no embedding model; __search is lexical-only");
         }
+        if config.cursor_secret.is_none() {
+            tracing::warn!(
+                "wayfinder.search: no cursors.secret: __search cursors are signed with a key of \
+                 this process, which other replicas refuse; behind a load balancer, pagination \
+                 then needs sticky sessions"
+            );
+        }
         if let Some(warning) = engine.cache_warning() {
             tracing::warn!(%warning, "wayfinder.search: starting from an empty vector cache");
         }

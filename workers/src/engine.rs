@@ -347,14 +347,8 @@ impl Engine {
             cache_warning,
             cursors: match &config.cursor_secret {
                 Some(secret) => CursorCodec::new(secret).accepting(&config.previous_cursor_secrets),
-                None => {
-                    tracing::warn!(
-                        "no cursors.secret: __search cursors are signed with a key of this \
-                         process, which other replicas refuse; behind a load balancer, \
-                         pagination then needs sticky sessions"
-                    );
-                    CursorCodec::of_this_process()
-                }
+                // Only a fleet needs a shared key; the router warns of its absence.
+                None => CursorCodec::of_this_process(),
             },
             contracts: Mutex::new((0, HashMap::new())),
             cursor_key: loaded_key.rotate_left(17)

@@ -23,6 +23,7 @@ pub mod config;
 pub mod cursor;
 pub mod embed;
 pub mod engine;
+pub mod episode;
 pub mod eval;
 pub mod index;
 pub mod learned;

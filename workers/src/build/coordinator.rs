@@ -264,8 +264,8 @@ impl Coordinator {
         active.request.parent = tracing::Span::none();
         report.generation = self.shared.current_generation();
         if let Ok(context) = &self.vectors {
+            // A failure is logged as part of the cache-writes episode.
             if let Err(error) = save_unsaved(&context.cache, 1) {
-                tracing::warn!(%error, "cannot save the vector cache");
                 report.warnings.push(error.to_string());
             }
         }

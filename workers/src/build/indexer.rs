@@ -293,9 +293,9 @@ async fn build(
     let share = context.shared_store.is_some();
     let (shard, graph, to_share) = tokio::task::spawn_blocking(move || {
         if let (Some(graph), Some(file)) = (&shared_graph, &file) {
-            if let Err(error) = file.write(graph) {
-                tracing::warn!(shard = %name, %error, "cannot save the graph taken from Redis; building it");
-            }
+            // A failure is logged as part of the cache-writes episode; the graph is then built
+            // here.
+            let _ = file.write(graph);
         }
         let (shard, graph) = shard_for(
             &name,
@@ -481,9 +481,9 @@ fn shard_for(
         None => (VectorShard::build(dimension, entries)?, "built"),
     };
     if let Some(file) = file {
-        if let Err(error) = shard.save(file) {
-            tracing::warn!(shard = %name, %error, "the graph is not saved; the next start builds it again");
-        }
+        // A failure is logged as part of the cache-writes episode: the next start builds the
+        // graph again.
+        let _ = shard.save(file);
     }
     Ok((shard, graph))
 }
@@ -534,9 +534,8 @@ async fn embed(
             .progress
             .embedded
             .fetch_add(batch.len(), std::sync::atomic::Ordering::Relaxed);
-        if let Err(error) = save_unsaved(&context.cache, CHECKPOINT_EVERY) {
-            tracing::warn!(%error, "cannot checkpoint the vector cache");
-        }
+        // A failure is logged as part of the cache-writes episode; the vectors stay in memory.
+        let _ = save_unsaved(&context.cache, CHECKPOINT_EVERY);
         if last_log.elapsed() >= LOG_EVERY {
             last_log = Instant::now();
             let (done, total, rate) = context.progress.snapshot(context.epoch);

@@ -33,6 +33,7 @@ use heed::{Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::embed::tokens::TokenVectors;
+use crate::episode::{is_disk_full, Episode};
 
 /// The environment's folder inside the cache folder.
 const STORE_DIR: &str = "vectors.lmdb";
@@ -68,7 +69,43 @@ pub enum CacheError {
     Corrupt { path: PathBuf, reason: String },
     #[error("cannot write the vector cache {path}: {message}")]
     Write { path: PathBuf, message: String },
+    #[error("the disk holding the vector cache {path} is full (ENOSPC: no space left on device)")]
+    DiskFull { path: PathBuf },
 }
+
+impl CacheError {
+    /// A failed write to `path`, naming a full disk as such.
+    fn writing(path: &Path, error: std::io::Error) -> CacheError {
+        if is_disk_full(&error, path) {
+            CacheError::DiskFull {
+                path: path.to_path_buf(),
+            }
+        } else {
+            CacheError::Write {
+                path: path.to_path_buf(),
+                message: error.to_string(),
+            }
+        }
+    }
+
+    /// A failed LMDB write to the store at `path`.
+    fn writing_store(path: &Path, error: heed::Error) -> CacheError {
+        match error {
+            heed::Error::Io(error) => CacheError::writing(path, error),
+            other => CacheError::Write {
+                path: path.to_path_buf(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+/// Writes to cache folders (vectors and graphs) that fail, logged as one episode.
+pub static CACHE_WRITES: Episode = Episode::new(
+    "the vector cache cannot be written",
+    "indexing and search go on with the vectors in memory, and what is unsaved is written once \
+     the folder can be written again (a restart meanwhile embeds it again)",
+);
 
 /// One cache folder's store, as a cache uses it: the environment shared by every handle of the
 /// process on that folder, and this handle's bound.
@@ -269,10 +306,7 @@ impl VectorCache {
                 );
             }
             Err(e) => {
-                error = Some(CacheError::Write {
-                    path: save.store.path.clone(),
-                    message: e.to_string(),
-                });
+                error = Some(CacheError::writing_store(&save.store.path, e));
                 self.unsaved_again(save);
             }
         }
@@ -670,12 +704,10 @@ pub fn save_unsaved(cache: &Mutex<VectorCache>, at_least: usize) -> Result<(), C
         return Ok(());
     };
     let store = save.store.clone();
-    let write_error = |e: heed::Error| CacheError::Write {
-        path: store.path.clone(),
-        message: e.to_string(),
-    };
+    let write_error = |e: heed::Error| CacheError::writing_store(&store.path, e);
     match store.write(&save) {
         Ok(()) => {
+            CACHE_WRITES.recovered();
             if let Ok(mut cache) = cache.lock() {
                 cache.saved(&save);
             }
@@ -684,7 +716,9 @@ pub fn save_unsaved(cache: &Mutex<VectorCache>, at_least: usize) -> Result<(), C
             if let Ok(mut cache) = cache.lock() {
                 cache.unsaved_again(save);
             }
-            return Err(write_error(e));
+            let error = write_error(e);
+            CACHE_WRITES.failed(&error);
+            return Err(error);
         }
     }
     if store.used_bytes() > store.max_bytes {
@@ -702,12 +736,9 @@ pub fn save_unsaved(cache: &Mutex<VectorCache>, at_least: usize) -> Result<(), C
 }
 
 /// Writes `bytes` to a temporary file beside `path`, flushes it to disk and renames it over
-/// `path`.
+/// `path`; a failure is part of the [`CACHE_WRITES`] episode.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CacheError> {
-    let write_error = |e: std::io::Error| CacheError::Write {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
+    let write_error = |e: std::io::Error| CacheError::writing(path, e);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(write_error)?;
     }
@@ -721,7 +752,16 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CacheError> {
     if result.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
-    result.map_err(write_error)
+    match result.map_err(write_error) {
+        Ok(()) => {
+            CACHE_WRITES.recovered();
+            Ok(())
+        }
+        Err(error) => {
+            CACHE_WRITES.failed(&error);
+            Err(error)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -28,7 +28,6 @@
 //! of all of that: a record damaged, cut short, or written under another key or by another
 //! model fails the check and is ignored, never served.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,6 +38,7 @@ use futures_util::StreamExt as _;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::embed::tokens::TokenVectors;
+use crate::episode::Episode;
 
 /// Keys read in one pipeline, and pipelines in flight at once (the replies of one are decoded
 /// while the next ones travel).
@@ -216,6 +216,8 @@ pub(crate) struct SharedStore {
     /// The lease value: who holds it.
     owner: String,
     paused_until: Mutex<Option<Instant>>,
+    /// Failing commands, logged as one episode (not once per pause).
+    commands: Episode,
     total: Mutex<RedisCounts>,
     /// Options of the commands that move a whole graph (megabytes): a longer timeout.
     long: Options,
@@ -262,6 +264,11 @@ impl SharedStore {
             dimension,
             owner: format!("{:016x}", rand::random::<u64>()),
             paused_until: Mutex::new(None),
+            commands: Episode::new(
+                "Redis commands fail",
+                "indexing goes on with the local cache and the model, and tries Redis again \
+                 every 5 s",
+            ),
             total: Mutex::new(RedisCounts::default()),
             long: Options {
                 timeout: Some(timeout * GRAPH_TIMEOUT_FACTOR),
@@ -301,10 +308,8 @@ impl SharedStore {
 
     fn failed(&self, what: &str, error: &Error, counts: &mut RedisCounts) {
         counts.errors += 1;
+        self.commands.failed(&format_args!("{what}: {error}"));
         let mut paused = self.paused_until.lock().unwrap_or_else(|p| p.into_inner());
-        if paused.is_none() {
-            tracing::warn!(%error, "wayfinder: Redis {what} failed; indexing goes on without it for {}s", PAUSE_AFTER_ERROR.as_secs());
-        }
         *paused = Some(Instant::now() + PAUSE_AFTER_ERROR);
     }
 
@@ -387,6 +392,9 @@ impl SharedStore {
                 }
             }
         }
+        if counts.errors == 0 {
+            self.commands.recovered();
+        }
         (found, counts)
     }
 
@@ -427,7 +435,10 @@ impl SharedStore {
                     self.failed("write", &error, &mut counts);
                     break;
                 }
-                None => counts.written += batch.len() as u64,
+                None => {
+                    counts.written += batch.len() as u64;
+                    self.commands.recovered();
+                }
             }
         }
         self.record(counts)
@@ -788,24 +799,24 @@ fn tls_config(tls: &RedisTls) -> Result<fred::types::config::TlsConnector, Share
     ))
 }
 
-/// Logs the first error of an outage and the connection that ends it, not every retry.
+/// Logs an outage as one episode ([`Episode`]): its first error, a count while it lasts, and the
+/// reconnection that ends it, not every retry.
 pub(crate) fn watch(client: &Client, url: String) {
     let mut errors = client.error_rx();
     let mut reconnects = client.reconnect_rx();
-    let down = Arc::new(AtomicBool::new(false));
-    let (url_a, down_a) = (url.clone(), Arc::clone(&down));
+    let outage = Arc::new(Episode::new(
+        "Redis is unreachable",
+        "indexing uses the local cache and the model, and the client reconnects",
+    ));
+    let during = Arc::clone(&outage);
     tokio::spawn(async move {
         while let Ok((error, _)) = errors.recv().await {
-            if !down_a.swap(true, Ordering::Relaxed) {
-                tracing::warn!(url = %url_a, %error, "wayfinder: Redis unreachable; indexing uses the local cache and the model, and retries");
-            }
+            during.failed(&format_args!("{url}: {error}"));
         }
     });
     tokio::spawn(async move {
         while reconnects.recv().await.is_ok() {
-            if down.swap(false, Ordering::Relaxed) {
-                tracing::info!(url = %url, "wayfinder: Redis reachable again");
-            }
+            outage.recovered();
         }
     });
 }

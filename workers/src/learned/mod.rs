@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use wayfinder_supergraph::{Catalog, Usage};
 
 use crate::embed::shared_store::RedisConfig;
+use crate::episode::{is_disk_full, Episode};
 use shared::{Runs, SharedLearned, SharedShape};
 
 /// Days a count is kept for ("this week").
@@ -476,17 +477,26 @@ impl Learned {
                 message: e.to_string(),
             })?
         };
-        let error = |e: std::io::Error| LearnedError::Save {
-            path: path.clone(),
-            message: e.to_string(),
-        };
         // Another learner of this folder (a reload that changed the settings) writes its own.
         let temporary = path.with_extension(format!("{:016x}.tmp", self.id));
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(error)?;
-        }
-        std::fs::write(&temporary, bytes).map_err(error)?;
-        std::fs::rename(&temporary, path).map_err(error)
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&temporary, bytes))
+            .and_then(|()| std::fs::rename(&temporary, path));
+        written.map_err(|e| {
+            // Nothing is lost: the next save tries again.
+            self.lock().changed = true;
+            let _ = std::fs::remove_file(&temporary);
+            LearnedError::Save {
+                path: path.clone(),
+                message: if is_disk_full(&e, path) {
+                    "the disk is full (ENOSPC: no space left on device)".to_string()
+                } else {
+                    e.to_string()
+                },
+            }
+        })
     }
 }
 
@@ -621,9 +631,16 @@ fn learn(
     }
 }
 
+/// Saves that fail (a full disk, a folder made read-only), logged as one episode.
+static SAVES: Episode = Episode::new(
+    "learned examples cannot be saved",
+    "they are served from memory and saved once the folder can be written again",
+);
+
 fn save(learned: &Learned) {
-    if let Err(error) = learned.save() {
-        tracing::warn!(%error, "wayfinder.search: learned examples not saved");
+    match learned.save() {
+        Ok(()) => SAVES.recovered(),
+        Err(error) => SAVES.failed(&error),
     }
 }
 
