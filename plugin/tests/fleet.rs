@@ -391,7 +391,9 @@ async fn redis_away_stalled_killed_or_flushed_fails_no_request() {
     let ready = indexed(&router, 3).await;
     assert!(count(&ready, "embedded") >= 1, "{ready}");
     assert!(
-        router.log().contains("Redis commands fail; indexing goes on"),
+        router
+            .log()
+            .contains("Redis commands fail; indexing goes on"),
         "{}",
         router.log()
     );

@@ -26,6 +26,7 @@ pub mod engine;
 pub mod episode;
 pub mod eval;
 pub mod index;
+pub mod insights;
 pub mod learned;
 pub(crate) mod query;
 pub mod rank;

@@ -1,0 +1,451 @@
+//! What agents could not find: the questions of opted-in tenants whose best hit scored low,
+//! that found nothing, or that the same client followed with another search before running any
+//! operation (it did not find what it needed), counted by normalised text per tenant over a
+//! sliding window of days, with the best hits the last asking got. A schema owner reads them to
+//! see where a description or a field is missing.
+//!
+//! Flow: the plugin reports each search ([`Insights::searched`]) and each operation a client
+//! runs ([`Insights::ran_operation`]) -> a question that qualifies is counted in its tenant's
+//! table ([`Questions`]) -> [`Insights::top`] lists a tenant's most asked over the window.
+//!
+//! Bounds: a tenant's table holds at most `2 x per_tenant` questions; when it fills, the least
+//! asked over the window (then the least recent) are dropped down to `per_tenant`: a question
+//! asked twice before `per_tenant` new ones arrive survives any flood of questions asked once. Texts are clipped to
+//! [`MAX_QUESTION_CHARS`]; the searches waiting to see whether their client searches again are
+//! at most [`PENDING_CLIENTS`]. With `hash_key`, a question is kept as its HMAC-SHA256 under
+//! that key: the same question counts together, and no text is stored.
+
+use std::collections::{BTreeSet, HashMap};
+use std::num::NonZeroUsize;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use hmac::{Hmac, Mac};
+use lru::LruCache;
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+/// Longest question text kept, in characters.
+pub const MAX_QUESTION_CHARS: usize = 500;
+/// Clients whose last search waits to see whether they search again.
+pub const PENDING_CLIENTS: usize = 10_000;
+/// Best hits kept with a question.
+const BEST_HITS: usize = 3;
+/// Longest window, in days.
+const MAX_DAYS: usize = 31;
+
+/// Which questions are kept, for which tenants, and how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct InsightsConfig {
+    /// Tenants whose unanswered questions are kept (opt-in). A router without tenants keeps
+    /// them when this lists `""`. Default: none.
+    pub tenants: BTreeSet<String>,
+    /// A question whose best hit scores below this (0 to 1) is counted as answered badly.
+    /// Default 0.3.
+    pub low_score: f64,
+    /// Questions kept per tenant, the most asked over the window (1 to 10000). Default 300.
+    pub per_tenant: usize,
+    /// Days counted (1 to 31). Default 7.
+    pub days: usize,
+    /// Keep only a keyed hash of each question (HMAC-SHA256 under this key, at least 16
+    /// characters; e.g. `${env.WAYFINDER_INSIGHTS_KEY}`), never its text. Default: texts kept.
+    pub hash_key: Option<String>,
+}
+
+impl Default for InsightsConfig {
+    fn default() -> Self {
+        InsightsConfig {
+            tenants: BTreeSet::new(),
+            low_score: 0.3,
+            per_tenant: 300,
+            days: 7,
+            hash_key: None,
+        }
+    }
+}
+
+/// A setting out of its range, named.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum InsightsConfigError {
+    #[error("insights.{setting}: {problem}")]
+    Invalid {
+        setting: &'static str,
+        problem: String,
+    },
+}
+
+impl InsightsConfig {
+    pub fn validate(&self) -> Result<(), InsightsConfigError> {
+        let invalid =
+            |setting, problem: String| Err(InsightsConfigError::Invalid { setting, problem });
+        if !(0.0..=1.0).contains(&self.low_score) {
+            return invalid(
+                "low_score",
+                format!("must be in [0, 1], got {}", self.low_score),
+            );
+        }
+        if !(1..=10_000).contains(&self.per_tenant) {
+            return invalid(
+                "per_tenant",
+                format!("must be 1 to 10000, got {}", self.per_tenant),
+            );
+        }
+        if !(1..=MAX_DAYS).contains(&self.days) {
+            return invalid(
+                "days",
+                format!("must be 1 to {MAX_DAYS}, got {}", self.days),
+            );
+        }
+        if self
+            .hash_key
+            .as_ref()
+            .is_some_and(|key| key.chars().count() < 16)
+        {
+            return invalid("hash_key", "must have at least 16 characters".to_string());
+        }
+        Ok(())
+    }
+}
+
+/// Why a question was counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// No hit at all.
+    Empty,
+    /// The best hit scored below `low_score`.
+    LowScore,
+    /// The same client searched again before running an operation.
+    SearchedAgain,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Empty => "empty",
+            Reason::LowScore => "low_score",
+            Reason::SearchedAgain => "searched_again",
+        }
+    }
+}
+
+/// One hit as the question got it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hit {
+    pub coordinate: String,
+    pub score: f64,
+}
+
+/// One search, as the plugin reports it.
+#[derive(Debug, Clone)]
+pub struct Search<'a> {
+    pub tenant: &'a str,
+    /// Who asked, as far as the plugin can tell (a session, a token, an address), hashed by
+    /// the caller; searches of one client in a row are compared.
+    pub client: u64,
+    pub question: &'a str,
+    /// The best hits, best first.
+    pub hits: &'a [Hit],
+}
+
+/// One kept question, as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Question {
+    /// The normalised text, or `None` when only its hash is kept.
+    pub text: Option<String>,
+    /// The HMAC-SHA256 of the normalised text under `hash_key` (hex), when hashing.
+    pub hash: Option<String>,
+    /// Times it was counted over the window.
+    pub count: u64,
+    /// Of them, by reason.
+    pub reasons: Vec<(Reason, u64)>,
+    /// The best hits its last asking got.
+    pub best: Vec<Hit>,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    /// When it was last counted (the store's sequence): of two as often asked, the more
+    /// recent is kept.
+    seen: u64,
+    /// Counts per day, `days[day % window]`, for the window ending on `day`.
+    days: Box<[u64]>,
+    day: u64,
+    reasons: HashMap<Reason, u64>,
+    best: Vec<Hit>,
+}
+
+impl Entry {
+    fn count(&self, today: u64) -> u64 {
+        let window = self.days.len() as u64;
+        if today >= self.day + window {
+            return 0;
+        }
+        let today = today.max(self.day);
+        let first = (today + 1).saturating_sub(window);
+        (first..=self.day)
+            .map(|day| self.days[(day % window) as usize])
+            .sum()
+    }
+
+    fn add(&mut self, today: u64) {
+        let window = self.days.len() as u64;
+        let today = today.max(self.day);
+        // Days between the last counted and today start again from 0.
+        for day in (self.day + 1)..=today.min(self.day + window) {
+            self.days[(day % window) as usize] = 0;
+        }
+        self.day = today;
+        self.days[(today % window) as usize] += 1;
+    }
+}
+
+/// One tenant's questions.
+#[derive(Debug, Default)]
+struct Questions {
+    entries: HashMap<Box<str>, Entry>,
+}
+
+/// The last search of a client, until it searches again or runs an operation.
+#[derive(Debug, Clone)]
+struct Pending {
+    tenant: Box<str>,
+    /// The normalised text, or its keyed hash (hex) with `hash_key`.
+    key: Box<str>,
+    best: Vec<Hit>,
+}
+
+struct State {
+    tenants: HashMap<Box<str>, Questions>,
+    /// Questions counted so far (orders [`Entry::seen`]).
+    counted: u64,
+    pending: LruCache<u64, Pending>,
+}
+
+/// The store (see the module doc).
+pub struct Insights {
+    config: InsightsConfig,
+    mac: Option<Hmac<Sha256>>,
+    state: Mutex<State>,
+}
+
+impl Insights {
+    pub fn new(config: InsightsConfig) -> Result<Self, InsightsConfigError> {
+        config.validate()?;
+        let mac = config.hash_key.as_ref().map(|key| {
+            Hmac::<Sha256>::new_from_slice(key.as_bytes()).unwrap_or_else(|_| unreachable!())
+        });
+        Ok(Insights {
+            config,
+            mac,
+            state: Mutex::new(State {
+                tenants: HashMap::new(),
+                counted: 0,
+                pending: LruCache::new(
+                    NonZeroUsize::new(PENDING_CLIENTS).unwrap_or(NonZeroUsize::MIN),
+                ),
+            }),
+        })
+    }
+
+    pub fn config(&self) -> &InsightsConfig {
+        &self.config
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether `tenant`'s questions are kept.
+    pub fn keeps(&self, tenant: &str) -> bool {
+        self.config.tenants.contains(tenant)
+    }
+
+    /// Reports one search; returns the reasons it (or the client's previous search) was
+    /// counted for, for the caller's metrics.
+    pub fn searched(&self, search: &Search<'_>) -> Vec<Reason> {
+        self.searched_on(search, today())
+    }
+
+    fn searched_on(&self, search: &Search<'_>, today: u64) -> Vec<Reason> {
+        if !self.keeps(search.tenant) {
+            return Vec::new();
+        }
+        let normalised = normalise(search.question);
+        if normalised.is_empty() {
+            return Vec::new();
+        }
+        let key: Box<str> = match &self.mac {
+            Some(mac) => {
+                let mut mac = mac.clone();
+                mac.update(normalised.as_bytes());
+                hex::encode(mac.finalize().into_bytes()).into()
+            }
+            None => normalised.as_str().into(),
+        };
+        let best: Vec<Hit> = search.hits.iter().take(BEST_HITS).cloned().collect();
+        let mut counted = Vec::new();
+        let mut state = self.lock();
+        let previous = state.pending.put(
+            search.client,
+            Pending {
+                tenant: search.tenant.into(),
+                key: key.clone(),
+                best: best.clone(),
+            },
+        );
+        // Searching again for another question: the previous one did not lead anywhere.
+        if let Some(previous) = previous.filter(|p| p.key != key) {
+            self.count(&mut state, previous, Reason::SearchedAgain, today);
+            counted.push(Reason::SearchedAgain);
+        }
+        let reason = match search.hits.first() {
+            None => Some(Reason::Empty),
+            Some(hit) if hit.score < self.config.low_score => Some(Reason::LowScore),
+            Some(_) => None,
+        };
+        if let Some(reason) = reason {
+            let pending = Pending {
+                tenant: search.tenant.into(),
+                key,
+                best,
+            };
+            self.count(&mut state, pending, reason, today);
+            counted.push(reason);
+        }
+        counted
+    }
+
+    /// Reports an operation a client ran: its last search led somewhere.
+    pub fn ran_operation(&self, client: u64) {
+        self.lock().pending.pop(&client);
+    }
+
+    fn count(&self, state: &mut State, asked: Pending, reason: Reason, today: u64) {
+        let window = self.config.days;
+        state.counted += 1;
+        let seen = state.counted;
+        let questions = state.tenants.entry(asked.tenant).or_default();
+        let entry = questions.entries.entry(asked.key).or_insert_with(|| Entry {
+            seen,
+            days: vec![0; window].into_boxed_slice(),
+            day: today,
+            reasons: HashMap::new(),
+            best: Vec::new(),
+        });
+        entry.add(today);
+        entry.seen = seen;
+        *entry.reasons.entry(reason).or_default() += 1;
+        entry.best = asked.best;
+        if questions.entries.len() > 2 * self.config.per_tenant {
+            trim(questions, self.config.per_tenant, today);
+        }
+    }
+
+    /// `tenant`'s most asked questions over the window, at most `first`.
+    pub fn top(&self, tenant: &str, first: usize) -> Vec<Question> {
+        self.top_on(tenant, first, today())
+    }
+
+    fn top_on(&self, tenant: &str, first: usize, today: u64) -> Vec<Question> {
+        let state = self.lock();
+        let Some(questions) = state.tenants.get(tenant) else {
+            return Vec::new();
+        };
+        let mut listed: Vec<Question> = questions
+            .entries
+            .iter()
+            .filter_map(|(key, entry)| {
+                let count = entry.count(today);
+                (count > 0).then(|| {
+                    let mut reasons: Vec<(Reason, u64)> =
+                        entry.reasons.iter().map(|(r, n)| (*r, *n)).collect();
+                    reasons.sort_by_key(|(reason, _)| reason.as_str());
+                    let hashed = self.mac.is_some();
+                    Question {
+                        text: (!hashed).then(|| key.to_string()),
+                        hash: hashed.then(|| key.to_string()),
+                        count,
+                        reasons,
+                        best: entry.best.clone(),
+                    }
+                })
+            })
+            .collect();
+        listed.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| a.text.cmp(&b.text))
+                .then_with(|| a.hash.cmp(&b.hash))
+        });
+        listed.truncate(first);
+        listed
+    }
+
+    /// The tenants with kept questions.
+    pub fn tenants(&self) -> Vec<String> {
+        let mut tenants: Vec<String> = self.lock().tenants.keys().map(|t| t.to_string()).collect();
+        tenants.sort();
+        tenants
+    }
+
+    /// Questions held, over all tenants.
+    pub fn len(&self) -> usize {
+        self.lock().tenants.values().map(|q| q.entries.len()).sum()
+    }
+
+    /// Bytes of text the store holds (questions and hits, kept and pending): what the bounds
+    /// bound.
+    pub fn text_bytes(&self) -> usize {
+        let hits = |best: &[Hit]| best.iter().map(|h| h.coordinate.len()).sum::<usize>();
+        let state = self.lock();
+        let kept: usize = state
+            .tenants
+            .values()
+            .flat_map(|q| &q.entries)
+            .map(|(key, entry)| key.len() + hits(&entry.best))
+            .sum();
+        let pending: usize = state
+            .pending
+            .iter()
+            .map(|(_, p)| p.key.len() + p.tenant.len() + hits(&p.best))
+            .sum();
+        kept + pending
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Drops the least asked questions (of those as often asked, the least recent) down to `keep`.
+fn trim(questions: &mut Questions, keep: usize, today: u64) {
+    let mut ranked: Vec<(u64, u64, Box<str>)> = questions
+        .entries
+        .iter()
+        .map(|(key, entry)| (entry.count(today), entry.seen, key.clone()))
+        .collect();
+    ranked.sort_unstable_by_key(|&(count, seen, _)| std::cmp::Reverse((count, seen)));
+    for (_, _, key) in ranked.into_iter().skip(keep) {
+        questions.entries.remove(&key);
+    }
+}
+
+/// Lower case, inner white space as one space, no surrounding punctuation, clipped to
+/// [`MAX_QUESTION_CHARS`]: the same question asked twice counts together.
+pub fn normalise(question: &str) -> String {
+    let words: Vec<String> = question.split_whitespace().map(str::to_lowercase).collect();
+    let joined = words.join(" ");
+    let trimmed = joined.trim_matches(|c: char| !c.is_alphanumeric());
+    trimmed.chars().take(MAX_QUESTION_CHARS).collect()
+}
+
+fn today() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400)
+}
+
+#[cfg(test)]
+mod tests;
