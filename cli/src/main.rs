@@ -74,6 +74,18 @@ enum Command {
         #[command(flatten)]
         engine: engine::EngineArgs,
     },
+    /// Print what agents could not find: the questions a router keeps for its opted-in tenants
+    /// (`insights`), read from its cache folder, most asked first.
+    Insights {
+        /// The router's `index.cache_dir`, where it saves `insights.json`.
+        cache_dir: PathBuf,
+        /// Only this tenant.
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Questions per tenant.
+        #[arg(long, default_value_t = 20)]
+        first: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -126,6 +138,11 @@ fn run(command: Command) -> anyhow::Result<()> {
             features,
             engine,
         } => engine::eval(&sets, out.as_deref(), features.as_deref(), &engine),
+        Command::Insights {
+            cache_dir,
+            tenant,
+            first,
+        } => insights(&cache_dir, tenant.as_deref(), first),
         Command::Catalog {
             schema,
             coordinates,
@@ -265,6 +282,56 @@ fn print_member(catalog: &Catalog, coordinate: &str) -> anyhow::Result<()> {
             "  path         {}",
             catalog.path_coordinates(path).join(" > ")
         );
+    }
+    Ok(())
+}
+
+fn insights(cache_dir: &std::path::Path, tenant: Option<&str>, first: usize) -> anyhow::Result<()> {
+    let insights = wayfinder_workers::insights::Insights::read(cache_dir)?;
+    let tenants = match tenant {
+        Some(tenant) if !insights.keeps(tenant) => {
+            anyhow::bail!(
+                "no insights of tenant `{tenant}` in {}",
+                cache_dir.display()
+            )
+        }
+        Some(tenant) => vec![tenant.to_string()],
+        None => insights.tenants(),
+    };
+    let days = insights.config().days;
+    for tenant in tenants {
+        let shown = if tenant.is_empty() {
+            "(no tenant)"
+        } else {
+            &tenant
+        };
+        println!("{shown}: the questions most asked in the last {days} days without an answer");
+        for question in insights.top(&tenant, first) {
+            let text = question
+                .text
+                .or(question.hash.map(|hash| format!("hash {hash}")))
+                .unwrap_or_default();
+            let reasons: Vec<String> = question
+                .reasons
+                .iter()
+                .map(|(reason, count)| format!("{} {count}", reason.as_str()))
+                .collect();
+            let best: Vec<String> = question
+                .best
+                .iter()
+                .map(|hit| format!("{} {:.2}", hit.coordinate, hit.score))
+                .collect();
+            println!("{:>6}  {text}", question.count);
+            println!(
+                "        {}; best: {}",
+                reasons.join(", "),
+                if best.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    best.join(", ")
+                }
+            );
+        }
     }
     Ok(())
 }

@@ -258,3 +258,58 @@ fn the_model_flags_run_another_model() {
         stderr(&output)
     );
 }
+
+#[test]
+fn insights_prints_what_a_router_saved() {
+    use wayfinder_workers::insights::{Hit, Insights, InsightsConfig, Search};
+    let dir = std::env::temp_dir().join(format!("wayfinder-cli-insights-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = InsightsConfig {
+        tenants: ["partner".to_string()].into(),
+        ..Default::default()
+    };
+    let (store, _) = Insights::open(config, Some(&dir)).unwrap();
+    let hits = [Hit {
+        coordinate: "Query.giftCards".into(),
+        score: 0.12,
+    }];
+    for client in 0..3 {
+        store.searched(&Search {
+            tenant: "partner",
+            client,
+            question: "Can I pay with a gift card?",
+            hits: &hits,
+        });
+    }
+    store.save().unwrap();
+    drop(store);
+
+    let output = wayfinder(&["insights", dir.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("partner:"), "{text}");
+    assert!(
+        text.contains("     3  can i pay with a gift card"),
+        "{text}"
+    );
+    assert!(
+        text.contains("low_score 3; best: Query.giftCards 0.12"),
+        "{text}"
+    );
+
+    let output = wayfinder(&["insights", dir.to_str().unwrap(), "--tenant", "public"]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("no insights of tenant `public`"),
+        "{}",
+        stderr(&output)
+    );
+    let output = wayfinder(&["insights", "does/not/exist"]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("does/not/exist/insights.json"),
+        "{}",
+        stderr(&output)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

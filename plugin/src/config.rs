@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use wayfinder_supergraph::ContractFilter;
 use wayfinder_workers::cursor::CursorSecret;
+use wayfinder_workers::insights::{InsightsConfig, InsightsConfigError};
 use wayfinder_workers::learned::LearnedConfig;
 use wayfinder_workers::{Admission, EngineConfig, ModelConfig, Overload, Params, RedisConfig};
 
@@ -42,6 +43,10 @@ pub struct Config {
     /// `__prompts` and the MCP endpoint's `prompts/list` and `prompts/get`; relative to the
     /// router's working directory, read at start and on every reload. Default: none.
     pub prompts: Option<PathBuf>,
+    /// What agents could not find: per opted-in tenant, the questions whose best hit scored
+    /// low, that found nothing, or that the same client followed with another search before
+    /// running an operation, counted over a sliding window (`wayfinder.insights.questions`).
+    pub insights: InsightsConfig,
 }
 
 /// The MCP endpoint (streamable HTTP, stateless: any replica answers any call).
@@ -140,6 +145,7 @@ impl Default for Config {
             mcp: Mcp::default(),
             examples: LearnedConfig::default(),
             prompts: None,
+            insights: InsightsConfig::default(),
         }
     }
 }
@@ -462,6 +468,24 @@ impl Config {
                 "examples.max_operation_bytes",
                 "must be at most 65536",
             ));
+        }
+        if let Err(InsightsConfigError::Invalid { setting, problem }) = self.insights.validate() {
+            return Err(invalid(&format!("insights.{setting}"), problem));
+        }
+        for tenant in &self.insights.tenants {
+            let known = match &self.tenants {
+                Some(tenants) => tenants.contracts.contains_key(tenant),
+                None => tenant.is_empty(),
+            };
+            if !known {
+                return Err(invalid(
+                    "insights.tenants",
+                    format!(
+                        "`{tenant}` is not a tenant of tenants.contracts (without tenants, \
+                         list \"\" for every request)"
+                    ),
+                ));
+            }
         }
         if self.index.query_sessions == Some(0) {
             return Err(invalid("index.query_sessions", "must be at least 1"));

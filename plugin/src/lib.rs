@@ -9,11 +9,12 @@
 //! contract lets it run and introspect (`tenancy::gate`) -> a checked, split operation
 //! (`request::operation`) -> answers (`request::answer`, `request::definitions`) merged
 //! with the router's. The `mcp` endpoint's tools reach the same path through the router's own
-//! HTTP entrance.
+//! HTTP entrance; the `insights` view lists what agents could not find.
 //! Spans and `metrics` leave through the router's telemetry.
 
 pub mod config;
 pub(crate) mod error;
+pub(crate) mod insights;
 pub(crate) mod mcp;
 pub(crate) mod metrics;
 pub(crate) mod prompts;
@@ -52,6 +53,8 @@ pub(crate) enum StartError {
     Engine(#[source] RuntimeError),
     #[error("wayfinder.search: {0}")]
     Instance(#[source] InstanceError),
+    #[error("wayfinder.search: {0}")]
+    Insights(#[source] wayfinder_workers::insights::InsightsConfigError),
 }
 
 /// The plugin; `None` inside when `enabled: false`.
@@ -101,7 +104,9 @@ impl Plugin for Search {
             if let Some(learner) = &learner {
                 learner.serve(&catalog);
             }
-            Instance::new(config, engine, catalog, learner).map_err(StartError::Instance)
+            let insights = runtime::insights(&config.insights, engine_config.cache_dir.as_deref())
+                .map_err(StartError::Insights)?;
+            Instance::new(config, engine, catalog, learner, insights).map_err(StartError::Instance)
         })
         .await??;
         metrics::register_gauges();
@@ -132,10 +137,24 @@ impl Plugin for Search {
     }
 
     /// With `examples.from_traffic`, offers every operation whose first response has no
-    /// error to the learner; the response itself is passed on unchanged and never waits.
+    /// error to the learner; the response itself is passed on unchanged and never waits. With
+    /// `insights`, tells it the client ran an operation.
     fn supergraph_service(&self, service: supergraph::BoxService) -> supergraph::BoxService {
         let Some(instance) = &self.instance else {
             return service;
+        };
+        // An operation the router runs ends its client's search for insights: it found
+        // something to run.
+        let service = match instance.insights.clone() {
+            None => service,
+            Some(insights) => ServiceBuilder::new()
+                .map_request(move |request: supergraph::Request| {
+                    insights
+                        .ran_operation(service::client_key(request.supergraph_request.headers()));
+                    request
+                })
+                .service(service)
+                .boxed(),
         };
         let Some(learner) = instance.learner.clone() else {
             return service;
@@ -177,6 +196,14 @@ impl Plugin for Search {
         if let Some(mcp) = &self.mcp {
             let (listen, endpoint) = mcp.endpoint();
             endpoints.insert(listen, endpoint);
+        }
+        if let Some(instance) = &self.instance {
+            if let (Some(view), Some(insights)) =
+                (&instance.config.insights.view, &instance.insights)
+            {
+                let (listen, endpoint) = insights::endpoint(view, Arc::clone(insights));
+                endpoints.insert(listen, endpoint);
+            }
         }
         endpoints
     }

@@ -8,7 +8,7 @@
 //! tool; never a question, a coordinate or a client's address.
 //!
 //! Recorded as they happen: `wayfinder.search.duration`, `wayfinder.search.overloaded`,
-//! `wayfinder.requests.refused`, `wayfinder.mcp.calls`. Read from the process's engine
+//! `wayfinder.requests.refused`, `wayfinder.mcp.calls`, `wayfinder.insights.questions`. Read from the process's engine
 //! ([`crate::runtime`]) at each collection: the `wayfinder.index.*` gauges and counters,
 //! `wayfinder.search.embeddings` and `wayfinder.cache.redis.*`.
 //!
@@ -26,6 +26,7 @@ use std::time::Duration;
 use opentelemetry::metrics::{Counter, Histogram, MeterProvider};
 use opentelemetry::KeyValue;
 
+use wayfinder_workers::insights::Reason;
 use wayfinder_workers::SearchMode;
 
 use crate::error::Code;
@@ -49,6 +50,7 @@ struct Instruments {
     search_duration: OnceLock<Histogram<f64>>,
     overloaded: OnceLock<Counter<u64>>,
     refused: OnceLock<Counter<u64>>,
+    unanswered: OnceLock<Counter<u64>>,
     mcp_calls: OnceLock<Counter<u64>>,
     gauges_registered_live: AtomicBool,
 }
@@ -137,6 +139,26 @@ impl Metrics {
                 ],
             );
         }
+    }
+
+    /// Counts one question insights kept (an opted-in tenant's), and why.
+    pub fn record_unanswered(&self, tenant: &str, reason: Reason) {
+        let counter = self.0.unanswered.get_or_init(|| {
+            meter()
+                .u64_counter("wayfinder.insights.questions")
+                .with_description(
+                    "Questions that found nothing, whose best hit scored low, or that the client \
+                     followed with another search, by tenant and reason (opted-in tenants)",
+                )
+                .build()
+        });
+        counter.add(
+            1,
+            &[
+                KeyValue::new("tenant", tenant.to_string()),
+                KeyValue::new("reason", reason.as_str()),
+            ],
+        );
     }
 
     /// Counts one MCP tool call; `outcome` is `ok` or the error's code.

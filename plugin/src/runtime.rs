@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use wayfinder_supergraph::Catalog;
+use wayfinder_workers::insights::{Insights, InsightsConfig, InsightsConfigError};
 use wayfinder_workers::learned::{Learned, LearnedConfig, Learner};
 use wayfinder_workers::{Engine, EngineConfig, EngineError, Generation, RedisConfig, Swap};
 
@@ -135,6 +136,57 @@ pub fn learner(
         learner: Arc::clone(&learner),
     });
     Some(learner)
+}
+
+/// The insights store, like the learner, outlives plugin instances while its settings and
+/// folder stay.
+static INSIGHTS: Mutex<Option<(Option<PathBuf>, Arc<Insights>)>> = Mutex::new(None);
+
+/// How often a changed insights store is saved.
+const SAVE_INSIGHTS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The insights store for `config`, saved in `cache_dir` (made, and its file read, on first use
+/// or when the settings changed); `None` when no tenant is opted in.
+pub fn insights(
+    config: &InsightsConfig,
+    cache_dir: Option<&Path>,
+) -> Result<Option<Arc<Insights>>, InsightsConfigError> {
+    let mut slot = INSIGHTS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if config.tenants.is_empty() {
+        *slot = None;
+        return Ok(None);
+    }
+    if let Some((_, insights)) = slot
+        .as_ref()
+        .filter(|(dir, i)| i.config() == config && dir.as_deref() == cache_dir)
+    {
+        return Ok(Some(Arc::clone(insights)));
+    }
+    let (insights, error) = Insights::open(config.clone(), cache_dir)?;
+    if let Some(error) = error {
+        tracing::warn!(%error, "wayfinder.search: insights start empty");
+    }
+    let insights = Arc::new(insights);
+    // Saved while it is in use; the last save is its drop's.
+    let saved = Arc::downgrade(&insights);
+    let spawned = std::thread::Builder::new()
+        .name("wayfinder-insights".into())
+        .spawn(move || loop {
+            std::thread::sleep(SAVE_INSIGHTS_EVERY);
+            match saved.upgrade() {
+                Some(insights) => {
+                    let _ = insights.save(); // a failure is logged as an episode
+                }
+                None => return,
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "wayfinder.search: insights are saved only when the router stops");
+    }
+    *slot = Some((cache_dir.map(Path::to_path_buf), Arc::clone(&insights)));
+    Ok(Some(insights))
 }
 
 fn engine() -> Option<Arc<Engine>> {

@@ -140,7 +140,8 @@ async fn every_panel_and_alert_rule_returns_series_from_a_real_prometheus() {
         "tenants:\n  default: public\n  contracts:\n    public: {{ exclude_tags: [internal] }}\n    \
          staff: {{}}\n    partner:\n      include_tags: [partner]\n      exclude_tags: [internal]\n      \
          rate_limit: {{ capacity: 8, refill: 1, interval: 1h }}\n\
-         limits: {{ max_pending_searches: 0, max_search_wait: 20ms, overload: lexical }}\n{}",
+         limits: {{ max_pending_searches: 0, max_search_wait: 20ms, overload: lexical }}\n\
+         insights: {{ tenants: [staff] }}\n{}",
         support::MCP_ON
     );
     let telemetry = format!(

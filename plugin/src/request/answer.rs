@@ -15,6 +15,7 @@ use apollo_compiler::{ExecutableDocument, Node};
 use serde_json_bytes::Value;
 use wayfinder_supergraph::ContractFilter;
 use wayfinder_workers::cursor::CursorError;
+use wayfinder_workers::insights::{Hit, Insights, Search};
 use wayfinder_workers::{Engine, SearchError, SearchHit, SearchMode, SearchRequest};
 
 use crate::config::Limits;
@@ -42,6 +43,9 @@ pub struct Answering<'a> {
     pub tenant: &'a str,
     pub prompts: &'a Prompts,
     pub metrics: &'a Metrics,
+    /// Where a first page's question is reported, with the client's key, when the tenant is
+    /// opted in to insights.
+    pub insights: Option<(&'a Insights, u64)>,
 }
 
 /// What the execution produced, with what the searches found, for the request's span.
@@ -204,6 +208,27 @@ impl Root<'_> {
             results.mode,
             !results.hits.is_empty(),
         );
+        if let (Some((insights, client)), None) = (self.answering.insights, after) {
+            let hits: Vec<Hit> = results
+                .hits
+                .iter()
+                .map(|hit| Hit {
+                    coordinate: hit.coordinate.clone(),
+                    score: f64::from(hit.score),
+                })
+                .collect();
+            let search = Search {
+                tenant: self.answering.tenant,
+                client,
+                question: query,
+                hits: &hits,
+            };
+            for reason in insights.searched(&search) {
+                self.answering
+                    .metrics
+                    .record_unanswered(self.answering.tenant, reason);
+            }
+        }
         *self.hits.borrow_mut() += results.hits.len();
         *self.generation.borrow_mut() = Some(results.generation);
         *self.lexical_only.borrow_mut() |= results.mode == SearchMode::Lexical;

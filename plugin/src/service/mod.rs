@@ -23,6 +23,7 @@ use tower::BoxError;
 use tracing::Instrument;
 use wayfinder_supergraph::{Catalog, Contract};
 use wayfinder_workers::index::visibility::Visibility;
+use wayfinder_workers::insights::Insights;
 use wayfinder_workers::learned::{Learned, Learner};
 use wayfinder_workers::Engine;
 
@@ -58,6 +59,8 @@ pub struct Instance {
     pub metrics: Metrics,
     /// Learns examples from the operations the router runs (`examples.from_traffic`).
     pub learner: Option<Arc<Learner>>,
+    /// What agents could not find, when a tenant is opted in.
+    pub insights: Option<Arc<Insights>>,
     /// The prompt templates of the `prompts` folder.
     pub prompts: Prompts,
     /// Each tenant's token bucket, for those with a `rate_limit`.
@@ -102,6 +105,7 @@ impl Instance {
         engine: Arc<Engine>,
         catalog: Arc<Catalog>,
         learner: Option<Arc<Learner>>,
+        insights: Option<Arc<Insights>>,
     ) -> Result<Self, InstanceError> {
         let schema = Arc::new(SemanticSchema::new(catalog.api_schema())?);
         let tenants = config
@@ -167,6 +171,7 @@ impl Instance {
             introspection: tokio::sync::OnceCell::new(),
             metrics,
             learner,
+            insights,
             prompts,
             persisted: Persisted::new(),
             introspecting: tokio::sync::Semaphore::new(
@@ -338,4 +343,27 @@ impl Instance {
             )
         })
     }
+}
+
+/// Who sent a request, as far as its headers tell (its token, tenant, client name, MCP session,
+/// forwarding address), hashed: the searches and operations of one client, for insights. Never
+/// stored or exported, only compared.
+pub(crate) fn client_key(headers: &http::HeaderMap) -> u64 {
+    use std::hash::{Hash, Hasher};
+    const IDENTITY: [&str; 7] = [
+        "authorization",
+        "x-wayfinder-tenant",
+        "apollographql-client-name",
+        "mcp-session-id",
+        "x-forwarded-for",
+        "forwarded",
+        "user-agent",
+    ];
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for name in IDENTITY {
+        for value in headers.get_all(name) {
+            value.as_bytes().hash(&mut hasher);
+        }
+    }
+    hasher.finish()
 }

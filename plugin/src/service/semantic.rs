@@ -89,7 +89,8 @@ impl Instance {
             .forwarded
             .as_ref()
             .map(|forwarded| relay::forward(forwarded, &graphql, parts, context, inner));
-        let semantic = self.execute(&prepared, graphql.variables.clone(), &tenant, gate);
+        let client = super::client_key(&parts.headers);
+        let semantic = self.execute(&prepared, graphql.variables.clone(), &tenant, gate, client);
         let (answered, routed) = match forwarded {
             Some(forwarded) => {
                 let (answered, routed) = tokio::join!(semantic, forwarded);
@@ -176,6 +177,7 @@ impl Instance {
         variables: graphql::JsonMap,
         tenant: &Tenant,
         gate: Option<&Arc<Gate>>,
+        client: u64,
     ) -> Result<answer::Answered, RequestError> {
         let introspection = gate.cloned().zip(prepared.introspection.clone());
         if prepared.semantic_fields == 0 {
@@ -200,6 +202,7 @@ impl Instance {
         let filter = (!tenant.filter.is_unfiltered()).then(|| tenant.filter.clone());
         let definitions = self.scope(tenant.name.as_deref());
         let tenant = tenant.name.clone().unwrap_or_default();
+        let insights = self.insights.clone().filter(|i| i.keeps(&tenant));
         let metrics = self.metrics.clone();
         let prompts = self.prompts.clone();
         let span = tracing::Span::current();
@@ -222,6 +225,7 @@ impl Instance {
                 tenant: &tenant,
                 prompts: &prompts,
                 metrics: &metrics,
+                insights: insights.as_deref().map(|insights| (insights, client)),
             });
             introspect_into(&mut answered, introspection, &document, &variables);
             let _ = sender.send(answered);

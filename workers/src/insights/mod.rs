@@ -8,6 +8,10 @@
 //! runs ([`Insights::ran_operation`]) -> a question that qualifies is counted in its tenant's
 //! table ([`Questions`]) -> [`Insights::top`] lists a tenant's most asked over the window.
 //!
+//! The store is saved to `insights.json` in the cache folder when it changed (the plugin saves
+//! it every few seconds and when it stops) and read back at start; `wayfinder insights` reads
+//! the same file.
+//!
 //! Bounds: a tenant's table holds at most `2 x per_tenant` questions; when it fills, the least
 //! asked over the window (then the least recent) are dropped down to `per_tenant`: a question
 //! asked twice before `per_tenant` new ones arrive survives any flood of questions asked once. Texts are clipped to
@@ -17,6 +21,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -24,6 +29,8 @@ use hmac::{Hmac, Mac};
 use lru::LruCache;
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
+
+use crate::episode::{is_disk_full, Episode};
 
 /// Longest question text kept, in characters.
 pub const MAX_QUESTION_CHARS: usize = 500;
@@ -51,6 +58,25 @@ pub struct InsightsConfig {
     /// Keep only a keyed hash of each question (HMAC-SHA256 under this key, at least 16
     /// characters; e.g. `${env.WAYFINDER_INSIGHTS_KEY}`), never its text. Default: texts kept.
     pub hash_key: Option<String>,
+    /// Where the router serves the kept questions as JSON, for the people who own the schema:
+    /// `GET <path>?tenant=<name>&first=<n>`. Put it on an internal listener, e.g. the health
+    /// check's. Default: not served.
+    pub view: Option<InsightsView>,
+}
+
+/// The address and path of the insights view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InsightsView {
+    /// E.g. `127.0.0.1:8088`, beside the router's health check.
+    pub listen: std::net::SocketAddr,
+    /// Default `/wayfinder/insights`.
+    #[serde(default = "default_view_path")]
+    pub path: String,
+}
+
+fn default_view_path() -> String {
+    "/wayfinder/insights".to_string()
 }
 
 impl Default for InsightsConfig {
@@ -61,6 +87,7 @@ impl Default for InsightsConfig {
             per_tenant: 300,
             days: 7,
             hash_key: None,
+            view: None,
         }
     }
 }
@@ -95,6 +122,16 @@ impl InsightsConfig {
             return invalid(
                 "days",
                 format!("must be 1 to {MAX_DAYS}, got {}", self.days),
+            );
+        }
+        if self
+            .view
+            .as_ref()
+            .is_some_and(|view| !view.path.starts_with('/') || view.path == "/")
+        {
+            return invalid(
+                "view.path",
+                "must start with `/` and not be `/`".to_string(),
             );
         }
         if self
@@ -164,7 +201,7 @@ pub struct Question {
     pub best: Vec<Hit>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
     /// When it was last counted (the store's sequence): of two as often asked, the more
     /// recent is kept.
@@ -202,9 +239,30 @@ impl Entry {
 }
 
 /// One tenant's questions.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct Questions {
     entries: HashMap<Box<str>, Entry>,
+}
+
+/// The file in the cache folder, read back at start and by `wayfinder insights`.
+pub const FILE: &str = "insights.json";
+
+/// What the file holds.
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    /// Whether the keys are hashes (a store of texts is not read by one of hashes, nor back).
+    hashed: bool,
+    days: usize,
+    tenants: HashMap<Box<str>, Questions>,
+}
+
+/// The store's file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum InsightsError {
+    #[error("cannot read the insights {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("cannot save the insights {path}: {message}")]
+    Save { path: PathBuf, message: String },
 }
 
 /// The last search of a client, until it searches again or runs an operation.
@@ -218,6 +276,8 @@ struct Pending {
 
 struct State {
     tenants: HashMap<Box<str>, Questions>,
+    /// Counted since the last save.
+    changed: bool,
     /// Questions counted so far (orders [`Entry::seen`]).
     counted: u64,
     pending: LruCache<u64, Pending>,
@@ -227,6 +287,10 @@ struct State {
 pub struct Insights {
     config: InsightsConfig,
     mac: Option<Hmac<Sha256>>,
+    /// Keys are hashes (with `hash_key`, or as read from a file of hashes).
+    hashed: bool,
+    /// Where it is saved, when it is.
+    file: Option<PathBuf>,
     state: Mutex<State>,
 }
 
@@ -237,16 +301,145 @@ impl Insights {
             Hmac::<Sha256>::new_from_slice(key.as_bytes()).unwrap_or_else(|_| unreachable!())
         });
         Ok(Insights {
+            hashed: mac.is_some(),
             config,
             mac,
+            file: None,
             state: Mutex::new(State {
                 tenants: HashMap::new(),
+                changed: false,
                 counted: 0,
                 pending: LruCache::new(
                     NonZeroUsize::new(PENDING_CLIENTS).unwrap_or(NonZeroUsize::MIN),
                 ),
             }),
         })
+    }
+
+    /// The store for `config`, saved in `dir` (see [`Insights::save`]) and read back from it;
+    /// a file that cannot be read (or was kept otherwise: texts against hashes, another window)
+    /// is said in the error beside an empty store, and replaced at the first save.
+    pub fn open(
+        config: InsightsConfig,
+        dir: Option<&Path>,
+    ) -> Result<(Insights, Option<InsightsError>), InsightsConfigError> {
+        let mut insights = Insights::new(config)?;
+        let Some(dir) = dir else {
+            return Ok((insights, None));
+        };
+        let path = dir.join(FILE);
+        let read = match Saved::read(&path) {
+            Ok(Some(saved)) if saved.hashed != insights.hashed => Err(InsightsError::Read {
+                path: path.clone(),
+                message: format!(
+                    "it holds {}, the settings ask for {}; starting anew",
+                    if saved.hashed { "hashes" } else { "texts" },
+                    if insights.hashed { "hashes" } else { "texts" }
+                ),
+            }),
+            Ok(Some(saved)) if saved.days != insights.config.days => Err(InsightsError::Read {
+                path: path.clone(),
+                message: format!(
+                    "it counts over {} days, the settings over {}; starting anew",
+                    saved.days, insights.config.days
+                ),
+            }),
+            Ok(Some(saved)) => {
+                let mut state = insights.lock();
+                state.counted = saved
+                    .tenants
+                    .values()
+                    .flat_map(|q| q.entries.values())
+                    .map(|e| e.seen)
+                    .max()
+                    .unwrap_or(0);
+                state.tenants = saved.tenants;
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(error) => Err(error),
+        };
+        insights.file = Some(path);
+        Ok((insights, read.err()))
+    }
+
+    /// What a saved store holds, read-only (the command line's `wayfinder insights`): every
+    /// tenant in it, listed as the router lists them.
+    pub fn read(dir: &Path) -> Result<Insights, InsightsError> {
+        let path = dir.join(FILE);
+        let saved = Saved::read(&path)?.ok_or_else(|| InsightsError::Read {
+            path: path.clone(),
+            message: "no such file: no router has saved insights in this folder".to_string(),
+        })?;
+        let config = InsightsConfig {
+            tenants: saved.tenants.keys().map(|t| t.to_string()).collect(),
+            days: saved.days.clamp(1, MAX_DAYS),
+            ..Default::default()
+        };
+        let insights = Insights {
+            hashed: saved.hashed,
+            mac: None,
+            file: None,
+            config,
+            state: Mutex::new(State {
+                tenants: saved.tenants,
+                changed: false,
+                counted: 0,
+                pending: LruCache::new(NonZeroUsize::MIN),
+            }),
+        };
+        Ok(insights)
+    }
+
+    /// Writes the store to its file when it changed since the last save (a temporary file
+    /// first, so a crash never leaves half a file). A failure is part of one logged episode,
+    /// and the next save tries again.
+    pub fn save(&self) -> Result<(), InsightsError> {
+        let Some(path) = &self.file else {
+            return Ok(());
+        };
+        let bytes = {
+            let mut state = self.lock();
+            if !state.changed {
+                return Ok(());
+            }
+            state.changed = false;
+            let saved = SavedRef {
+                hashed: self.hashed,
+                days: self.config.days,
+                tenants: &state.tenants,
+            };
+            serde_json::to_vec(&saved).map_err(|e| InsightsError::Save {
+                path: path.clone(),
+                message: e.to_string(),
+            })?
+        };
+        let temporary = path.with_extension("json.tmp");
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&temporary, bytes))
+            .and_then(|()| std::fs::rename(&temporary, path));
+        match written {
+            Ok(()) => {
+                SAVES.recovered();
+                Ok(())
+            }
+            Err(e) => {
+                self.lock().changed = true;
+                let _ = std::fs::remove_file(&temporary);
+                let error = InsightsError::Save {
+                    path: path.clone(),
+                    message: if is_disk_full(&e, path) {
+                        "the disk is full (ENOSPC: no space left on device)".to_string()
+                    } else {
+                        e.to_string()
+                    },
+                };
+                SAVES.failed(&error);
+                Err(error)
+            }
+        }
     }
 
     pub fn config(&self) -> &InsightsConfig {
@@ -325,6 +518,7 @@ impl Insights {
     fn count(&self, state: &mut State, asked: Pending, reason: Reason, today: u64) {
         let window = self.config.days;
         state.counted += 1;
+        state.changed = true;
         let seen = state.counted;
         let questions = state.tenants.entry(asked.tenant).or_default();
         let entry = questions.entries.entry(asked.key).or_insert_with(|| Entry {
@@ -362,7 +556,7 @@ impl Insights {
                     let mut reasons: Vec<(Reason, u64)> =
                         entry.reasons.iter().map(|(r, n)| (*r, *n)).collect();
                     reasons.sort_by_key(|(reason, _)| reason.as_str());
-                    let hashed = self.mac.is_some();
+                    let hashed = self.hashed;
                     Question {
                         text: (!hashed).then(|| key.to_string()),
                         hash: hashed.then(|| key.to_string()),
@@ -418,6 +612,54 @@ impl Insights {
         self.len() == 0
     }
 }
+
+impl Drop for Insights {
+    fn drop(&mut self) {
+        let _ = self.save();
+    }
+}
+
+impl Saved {
+    /// The file at `path`; `None` when there is none.
+    fn read(path: &Path) -> Result<Option<Saved>, InsightsError> {
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(InsightsError::Read {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                })
+            }
+        };
+        let mut saved: Saved = serde_json::from_slice(&bytes).map_err(|e| InsightsError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        // An entry is counted over `days` days; one that is not (an edited file) is dropped.
+        let days = saved.days;
+        for questions in saved.tenants.values_mut() {
+            questions
+                .entries
+                .retain(|_, entry| days >= 1 && entry.days.len() == days);
+        }
+        Ok(Some(saved))
+    }
+}
+
+/// [`Saved`], written from the live tables without a copy.
+#[derive(Serialize)]
+struct SavedRef<'a> {
+    hashed: bool,
+    days: usize,
+    tenants: &'a HashMap<Box<str>, Questions>,
+}
+
+/// Saves that fail (a full disk, a folder made read-only), logged as one episode.
+static SAVES: Episode = Episode::new(
+    "insights cannot be saved",
+    "they are counted in memory and saved once the folder can be written again",
+);
 
 /// Drops the least asked questions (of those as often asked, the least recent) down to `keep`.
 fn trim(questions: &mut Questions, keep: usize, today: u64) {

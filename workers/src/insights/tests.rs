@@ -235,3 +235,43 @@ fn questions_are_normalised() {
     assert_eq!(normalise("?!"), "");
     assert_eq!(normalise(&"a".repeat(900)).len(), MAX_QUESTION_CHARS);
 }
+
+#[test]
+fn the_store_is_saved_and_read_back() {
+    let dir = std::env::temp_dir().join(format!("wayfinder-insights-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (store, error) = Insights::open(opted_in(&["public"]), Some(&dir)).unwrap();
+    assert!(error.is_none(), "{error:?}");
+    store.searched_on(&search(1, "gift cards", &[hit("Query.cards", 0.1)]), DAY);
+    store.save().unwrap();
+    assert!(dir.join(FILE).exists());
+    drop(store);
+
+    let (again, error) = Insights::open(opted_in(&["public"]), Some(&dir)).unwrap();
+    assert!(error.is_none(), "{error:?}");
+    let listed = again.top_on("public", 5, DAY);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].text.as_deref(), Some("gift cards"));
+    assert_eq!(listed[0].best, [hit("Query.cards", 0.1)]);
+    // Counting goes on from what was read, and the drop saves it.
+    again.searched_on(&search(2, "gift cards", &[]), DAY);
+    drop(again);
+
+    let read = Insights::read(&dir).unwrap();
+    assert_eq!(read.tenants(), ["public"]);
+    assert_eq!(read.top_on("public", 5, DAY)[0].count, 2);
+
+    // A store of texts is not read as one of hashes.
+    let (hashed, error) = Insights::open(
+        InsightsConfig {
+            hash_key: Some("a key of sixteen chars".into()),
+            ..opted_in(&["public"])
+        },
+        Some(&dir),
+    )
+    .unwrap();
+    assert!(error.is_some_and(|e| e.to_string().contains("starting anew")));
+    assert!(hashed.is_empty());
+    drop(hashed);
+    let _ = std::fs::remove_dir_all(&dir);
+}
