@@ -288,33 +288,6 @@ pub fn register_gauges() {
             }
         })
         .build();
-    type Activity = fn(&wayfinder_workers::IndexActivity) -> u64;
-    let activity: [(&'static str, &'static str, &'static str, Activity); 2] = [
-        (
-            "wayfinder.index.runs",
-            "Indexing runs finished",
-            "{run}",
-            |a| a.runs,
-        ),
-        (
-            "wayfinder.index.embedded",
-            "Texts the model embedded for the index (the rest came from a cache)",
-            "{text}",
-            |a| a.embedded,
-        ),
-    ];
-    for (name, description, unit, count) in activity {
-        meter
-            .u64_observable_counter(name)
-            .with_description(description)
-            .with_unit(unit)
-            .with_callback(move |counter| {
-                if let Some(activity) = current().then(runtime::index_activity).flatten() {
-                    counter.observe(count(&activity), &[]);
-                }
-            })
-            .build();
-    }
     meter
         .u64_observable_counter("wayfinder.search.embeddings")
         .with_description(
@@ -341,53 +314,66 @@ pub fn register_gauges() {
             }
         })
         .build();
-    type Count = fn(&wayfinder_workers::RedisCounts) -> u64;
-    let counters: [(&'static str, &'static str, &'static str, Count); 6] = [
+    // The engine's counters since its start, each read at collection.
+    type Read = fn() -> Option<u64>;
+    let counters: [(&'static str, &'static str, &'static str, Read); 8] = [
+        (
+            "wayfinder.index.runs",
+            "Indexing runs finished",
+            "{run}",
+            || Some(runtime::index_activity()?.runs),
+        ),
+        (
+            "wayfinder.index.embedded",
+            "Texts the model embedded for the index (the rest came from a cache)",
+            "{text}",
+            || Some(runtime::index_activity()?.embedded),
+        ),
         (
             "wayfinder.cache.redis.hits",
             "Lookups of a text the shared store answered with its vectors",
             "{text}",
-            |c| c.hits,
+            || Some(runtime::redis_counts()?.hits),
         ),
         (
             "wayfinder.cache.redis.misses",
             "Lookups of a text the shared store could not answer (absent, damaged, or the store away)",
             "{text}",
-            |c| c.misses,
+            || Some(runtime::redis_counts()?.misses),
         ),
         (
             "wayfinder.cache.redis.invalid",
             "Shared-store records that failed their check (embedded again)",
             "{record}",
-            |c| c.invalid,
+            || Some(runtime::redis_counts()?.invalid),
         ),
         (
             "wayfinder.cache.redis.errors",
             "Shared-store commands or pipelines that failed or timed out",
             "{command}",
-            |c| c.errors,
+            || Some(runtime::redis_counts()?.errors),
         ),
         (
             "wayfinder.cache.redis.written",
             "Vectors written to the shared store",
             "{record}",
-            |c| c.written,
+            || Some(runtime::redis_counts()?.written),
         ),
         (
             "wayfinder.cache.redis.read",
             "Bytes read from the shared store",
             "By",
-            |c| c.bytes_read,
+            || Some(runtime::redis_counts()?.bytes_read),
         ),
     ];
-    for (name, description, unit, count) in counters {
+    for (name, description, unit, read) in counters {
         meter
             .u64_observable_counter(name)
             .with_description(description)
             .with_unit(unit)
             .with_callback(move |counter| {
-                if let Some(counts) = current().then(runtime::redis_counts).flatten() {
-                    counter.observe(count(&counts), &[]);
+                if let Some(count) = current().then(read).flatten() {
+                    counter.observe(count, &[]);
                 }
             })
             .build();

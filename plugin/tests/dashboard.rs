@@ -89,33 +89,6 @@ async fn exported_metrics(port: u16) -> BTreeSet<String> {
         .collect()
 }
 
-/// Waits until the router's log has `line` `count` times.
-async fn wait_for_lines(router: &Router, line: &str, count: usize) {
-    let deadline = Instant::now() + Duration::from_secs(180);
-    while router.log().matches(line).count() < count {
-        assert!(
-            Instant::now() < deadline,
-            "`{line}` {count} times:\n{}",
-            router.log()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// Adds a root field to the router's supergraph (a hot reload with one new member to index).
-fn add_root_field(router: &Router, name: &str) {
-    let original = std::fs::read_to_string(&router.supergraph).unwrap();
-    let changed = original.replacen(
-        "  \"\"\"Every author, alphabetically.\"\"\"",
-        &format!(
-            "  \"\"\"Books chosen for the {name} shelf.\"\"\"\n  {name}: [Book!]! @join__field(graph: CATALOG)\n\n  \"\"\"Every author, alphabetically.\"\"\""
-        ),
-        1,
-    );
-    assert_ne!(changed, original, "the fixture has the anchor line");
-    std::fs::write(&router.supergraph, changed).unwrap();
-}
-
 #[tokio::test]
 async fn every_panel_and_alert_rule_returns_series_from_a_real_prometheus() {
     let dashboard: Value = serde_json::from_str(
@@ -161,7 +134,7 @@ async fn every_panel_and_alert_rule_returns_series_from_a_real_prometheus() {
         &[rules_path.as_path()],
     )
     .await;
-    wait_for_lines(&router, "index ready", 1).await;
+    router.wait_for_lines("index ready", 1).await;
 
     // Searches for every tenant (and one naming none), one that finds nothing.
     for tenant in ["public", "staff", "partner", ""] {
@@ -252,11 +225,11 @@ async fn every_panel_and_alert_rule_returns_series_from_a_real_prometheus() {
     assert_eq!(support::mcp_code(&mcp), "SEARCH_FIRST_OUT_OF_RANGE");
 
     // A reload with Redis up, then Redis stopped and another reload: its lookups fail.
-    add_root_field(&router, "staffPicks");
-    wait_for_lines(&router, "index ready", 2).await;
+    router.add_root_field("staffPicks");
+    router.wait_for_lines("index ready", 2).await;
     redis.kill();
-    add_root_field(&router, "newArrivals");
-    wait_for_lines(&router, "index ready", 3).await;
+    router.add_root_field("newArrivals");
+    router.wait_for_lines("index ready", 3).await;
 
     // Every panel's query and every rule's query returns series once Prometheus has scraped
     // what the workload did.

@@ -2,12 +2,8 @@
 //! written or a Redis that is away fails every batch while it lasts, and a line per failure
 //! buries the log. An [`Episode`] logs a warning when the condition starts, a count at most once
 //! every [`REPORT_EVERY`] while it lasts, and one line when it ends.
-//!
-//! A full disk is named as such: [`is_disk_full`] tells it from other I/O errors, and the
-//! callers say which folder and what still works.
 
 use std::fmt::Display;
-use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -85,37 +81,6 @@ impl Episode {
             );
         }
     }
-
-    /// Whether the condition holds now.
-    pub fn ongoing(&self) -> bool {
-        self.ongoing
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
-    }
-}
-
-/// Below this many free bytes, a short write is taken for a full disk.
-const FULL_BELOW: u64 = 1 << 20;
-
-/// Whether `error`, from writing under `folder`, is a full disk: `ENOSPC`, or a short write
-/// (LMDB reports one as `EIO`) on a file system with less than 1 MiB left.
-pub fn is_disk_full(error: &std::io::Error, folder: &Path) -> bool {
-    const ENOSPC: i32 = 28;
-    const EIO: i32 = 5;
-    match error.raw_os_error() {
-        Some(ENOSPC) => true,
-        Some(EIO) => free_bytes(folder).is_some_and(|free| free < FULL_BELOW),
-        _ => error.kind() == std::io::ErrorKind::StorageFull,
-    }
-}
-
-/// Bytes an unprivileged process may still write on the file system holding `path` (or its
-/// nearest existing parent).
-fn free_bytes(path: &Path) -> Option<u64> {
-    let existing = path.ancestors().find(|p| p.exists())?;
-    let stats = rustix::fs::statvfs(existing).ok()?;
-    Some(stats.f_bavail.saturating_mul(stats.f_frsize))
 }
 
 #[cfg(test)]
@@ -125,7 +90,8 @@ mod tests {
     #[test]
     fn an_episode_warns_once_then_ends_once() {
         let episode = Episode::new("the thing fails", "the rest works");
-        assert!(!episode.ongoing());
+        let ongoing = || episode.ongoing.lock().unwrap().is_some();
+        assert!(!ongoing());
         for _ in 0..100 {
             episode.failed(&"boom");
         }
@@ -137,17 +103,8 @@ mod tests {
             assert_eq!(ongoing.reported, ongoing.started);
         }
         episode.recovered();
-        assert!(!episode.ongoing());
+        assert!(!ongoing());
         episode.recovered(); // nothing to end: no line
-        assert!(!episode.ongoing());
-    }
-
-    #[test]
-    fn enospc_is_a_full_disk() {
-        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-        assert!(is_disk_full(&std::io::Error::from_raw_os_error(28), here));
-        assert!(!is_disk_full(&std::io::Error::from_raw_os_error(13), here));
-        // A short write with room left is not a full disk (this disk has more than 1 MiB).
-        assert!(!is_disk_full(&std::io::Error::from_raw_os_error(5), here));
+        assert!(!ongoing());
     }
 }

@@ -25,6 +25,7 @@ pub mod embed;
 pub mod engine;
 pub mod episode;
 pub mod eval;
+pub mod files;
 pub mod index;
 pub mod insights;
 pub mod learned;

@@ -89,7 +89,11 @@ impl Instance {
             .forwarded
             .as_ref()
             .map(|forwarded| relay::forward(forwarded, &graphql, parts, context, inner));
-        let client = super::client_key(&parts.headers);
+        // Who asked, only for insights.
+        let client = self
+            .insights
+            .as_ref()
+            .map(|_| super::client_key(&parts.headers));
         let semantic = self.execute(&prepared, graphql.variables.clone(), &tenant, gate, client);
         let (answered, routed) = match forwarded {
             Some(forwarded) => {
@@ -177,7 +181,7 @@ impl Instance {
         variables: graphql::JsonMap,
         tenant: &Tenant,
         gate: Option<&Arc<Gate>>,
-        client: u64,
+        client: Option<u64>,
     ) -> Result<answer::Answered, RequestError> {
         let introspection = gate.cloned().zip(prepared.introspection.clone());
         if prepared.semantic_fields == 0 {
@@ -202,7 +206,11 @@ impl Instance {
         let filter = (!tenant.filter.is_unfiltered()).then(|| tenant.filter.clone());
         let definitions = self.scope(tenant.name.as_deref());
         let tenant = tenant.name.clone().unwrap_or_default();
-        let insights = self.insights.clone().filter(|i| i.keeps(&tenant));
+        let insights = self
+            .insights
+            .clone()
+            .filter(|i| i.keeps(&tenant))
+            .zip(client);
         let metrics = self.metrics.clone();
         let prompts = self.prompts.clone();
         let span = tracing::Span::current();
@@ -225,7 +233,9 @@ impl Instance {
                 tenant: &tenant,
                 prompts: &prompts,
                 metrics: &metrics,
-                insights: insights.as_deref().map(|insights| (insights, client)),
+                insights: insights
+                    .as_ref()
+                    .map(|(insights, client)| (&**insights, *client)),
             });
             introspect_into(&mut answered, introspection, &document, &variables);
             let _ = sender.send(answered);

@@ -141,6 +141,34 @@ impl Router {
         self.process.rss_bytes()
     }
 
+    /// Waits up to three minutes until the router's log contains `line` `count` times.
+    pub async fn wait_for_lines(&self, line: &str, count: usize) {
+        let deadline = Instant::now() + Duration::from_secs(180);
+        while self.log().matches(line).count() < count {
+            assert!(
+                Instant::now() < deadline,
+                "`{line}` {count} times:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Adds the root field `name` to the router's copy of the example supergraph: a hot
+    /// reload with one new member to index.
+    pub fn add_root_field(&self, name: &str) {
+        let original = std::fs::read_to_string(&self.supergraph).unwrap();
+        let changed = original.replacen(
+            "  \"\"\"Every author, alphabetically.\"\"\"",
+            &format!(
+                "  \"\"\"Books chosen for the {name} shelf.\"\"\"\n  {name}: [Book!]! @join__field(graph: CATALOG)\n\n  \"\"\"Every author, alphabetically.\"\"\""
+            ),
+            1,
+        );
+        assert_ne!(changed, original, "the fixture has the anchor line");
+        std::fs::write(&self.supergraph, changed).unwrap();
+    }
+
     /// Waits up to two minutes until the router's log contains `line`.
     pub async fn wait_for_log(&mut self, line: &str) {
         self.process

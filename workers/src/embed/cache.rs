@@ -22,8 +22,6 @@
 //! (vectors), [`TokenVectors`] encoded (tokens), Unix seconds u64 big endian (last use).
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -33,7 +31,8 @@ use heed::{Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::embed::tokens::TokenVectors;
-use crate::episode::{is_disk_full, Episode};
+use crate::episode::Episode;
+use crate::files::{is_disk_full, replace_file};
 
 /// The environment's folder inside the cache folder.
 const STORE_DIR: &str = "vectors.lmdb";
@@ -735,29 +734,17 @@ pub fn save_unsaved(cache: &Mutex<VectorCache>, at_least: usize) -> Result<(), C
     Ok(())
 }
 
-/// Writes `bytes` to a temporary file beside `path`, flushes it to disk and renames it over
-/// `path`; a failure is part of the [`CACHE_WRITES`] episode.
+/// Writes `bytes` over `path` whole ([`replace_file`]); a failure is part of the
+/// [`CACHE_WRITES`] episode.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CacheError> {
-    let write_error = |e: std::io::Error| CacheError::writing(path, e);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(write_error)?;
-    }
     let temporary = path.with_extension(format!("tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut file = File::create(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    match result.map_err(write_error) {
+    match replace_file(path, &temporary, bytes) {
         Ok(()) => {
             CACHE_WRITES.recovered();
             Ok(())
         }
-        Err(error) => {
+        Err(e) => {
+            let error = CacheError::writing(path, e);
             CACHE_WRITES.failed(&error);
             Err(error)
         }

@@ -30,7 +30,8 @@ use lru::LruCache;
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
-use crate::episode::{is_disk_full, Episode};
+use crate::episode::Episode;
+use crate::files::{replace_file, write_failure};
 
 /// Longest question text kept, in characters.
 pub const MAX_QUESTION_CHARS: usize = 500;
@@ -345,15 +346,7 @@ impl Insights {
                 ),
             }),
             Ok(Some(saved)) => {
-                let mut state = insights.lock();
-                state.counted = saved
-                    .tenants
-                    .values()
-                    .flat_map(|q| q.entries.values())
-                    .map(|e| e.seen)
-                    .max()
-                    .unwrap_or(0);
-                state.tenants = saved.tenants;
+                insights.restore(saved);
                 Ok(())
             }
             Ok(None) => Ok(()),
@@ -376,19 +369,26 @@ impl Insights {
             days: saved.days.clamp(1, MAX_DAYS),
             ..Default::default()
         };
-        let insights = Insights {
-            hashed: saved.hashed,
-            mac: None,
-            file: None,
-            config,
-            state: Mutex::new(State {
-                tenants: saved.tenants,
-                changed: false,
-                counted: 0,
-                pending: LruCache::new(NonZeroUsize::MIN),
-            }),
-        };
+        let mut insights = Insights::new(config).map_err(|e| InsightsError::Read {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        insights.hashed = saved.hashed;
+        insights.restore(saved);
         Ok(insights)
+    }
+
+    /// Takes the questions `saved` holds, counting on after the last one counted.
+    fn restore(&mut self, saved: Saved) {
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        state.counted = saved
+            .tenants
+            .values()
+            .flat_map(|q| q.entries.values())
+            .map(|e| e.seen)
+            .max()
+            .unwrap_or(0);
+        state.tenants = saved.tenants;
     }
 
     /// Writes the store to its file when it changed since the last save (a temporary file
@@ -415,26 +415,17 @@ impl Insights {
             })?
         };
         let temporary = path.with_extension("json.tmp");
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&temporary, bytes))
-            .and_then(|()| std::fs::rename(&temporary, path));
-        match written {
+        match replace_file(path, &temporary, &bytes) {
             Ok(()) => {
                 SAVES.recovered();
                 Ok(())
             }
             Err(e) => {
+                // Nothing is lost: the next save tries again.
                 self.lock().changed = true;
-                let _ = std::fs::remove_file(&temporary);
                 let error = InsightsError::Save {
                     path: path.clone(),
-                    message: if is_disk_full(&e, path) {
-                        "the disk is full (ENOSPC: no space left on device)".to_string()
-                    } else {
-                        e.to_string()
-                    },
+                    message: write_failure(&e, path),
                 };
                 SAVES.failed(&error);
                 Err(error)

@@ -31,7 +31,8 @@ use serde::{Deserialize, Serialize};
 use wayfinder_supergraph::{Catalog, Usage};
 
 use crate::embed::shared_store::RedisConfig;
-use crate::episode::{is_disk_full, Episode};
+use crate::episode::Episode;
+use crate::files::{replace_file, write_failure};
 use shared::{Runs, SharedLearned, SharedShape};
 
 /// Days a count is kept for ("this week").
@@ -479,22 +480,12 @@ impl Learned {
         };
         // Another learner of this folder (a reload that changed the settings) writes its own.
         let temporary = path.with_extension(format!("{:016x}.tmp", self.id));
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&temporary, bytes))
-            .and_then(|()| std::fs::rename(&temporary, path));
-        written.map_err(|e| {
+        replace_file(path, &temporary, &bytes).map_err(|e| {
             // Nothing is lost: the next save tries again.
             self.lock().changed = true;
-            let _ = std::fs::remove_file(&temporary);
             LearnedError::Save {
                 path: path.clone(),
-                message: if is_disk_full(&e, path) {
-                    "the disk is full (ENOSPC: no space left on device)".to_string()
-                } else {
-                    e.to_string()
-                },
+                message: write_failure(&e, path),
             }
         })
     }
