@@ -104,8 +104,12 @@ impl Plugin for Search {
             if let Some(learner) = &learner {
                 learner.serve(&catalog);
             }
-            let insights = runtime::insights(&config.insights, engine_config.cache_dir.as_deref())
-                .map_err(StartError::Insights)?;
+            let insights = runtime::insights(
+                &config.insights,
+                engine_config.cache_dir.as_deref(),
+                engine_config.redis.as_ref(),
+            )
+            .map_err(StartError::Insights)?;
             Instance::new(config, engine, catalog, learner, insights).map_err(StartError::Instance)
         })
         .await??;

@@ -138,18 +138,23 @@ pub fn learner(
     Some(learner)
 }
 
-/// The insights store, like the learner, outlives plugin instances while its settings and
-/// folder stay.
-static INSIGHTS: Mutex<Option<(Option<PathBuf>, Arc<Insights>)>> = Mutex::new(None);
+/// The insights store, like the learner, outlives plugin instances while its settings,
+/// folder and Redis stay.
+struct InsightsSlot {
+    cache_dir: Option<PathBuf>,
+    redis: Option<RedisConfig>,
+    insights: Arc<Insights>,
+}
 
-/// How often a changed insights store is saved.
-const SAVE_INSIGHTS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+static INSIGHTS: Mutex<Option<InsightsSlot>> = Mutex::new(None);
 
 /// The insights store for `config`, saved in `cache_dir` (made, and its file read, on first use
-/// or when the settings changed); `None` when no tenant is opted in.
+/// or when the settings changed) and, with `redis` (the engine's, `index.redis`), shared with
+/// the fleet; `None` when no tenant is opted in.
 pub fn insights(
     config: &InsightsConfig,
     cache_dir: Option<&Path>,
+    redis: Option<&RedisConfig>,
 ) -> Result<Option<Arc<Insights>>, InsightsConfigError> {
     let mut slot = INSIGHTS
         .lock()
@@ -158,34 +163,26 @@ pub fn insights(
         *slot = None;
         return Ok(None);
     }
-    if let Some((_, insights)) = slot
-        .as_ref()
-        .filter(|(dir, i)| i.config() == config && dir.as_deref() == cache_dir)
-    {
-        return Ok(Some(Arc::clone(insights)));
+    if let Some(slot) = slot.as_ref().filter(|s| {
+        s.insights.config() == config
+            && s.cache_dir.as_deref() == cache_dir
+            && s.redis.as_ref() == redis
+    }) {
+        return Ok(Some(Arc::clone(&slot.insights)));
     }
     let (insights, error) = Insights::open(config.clone(), cache_dir)?;
     if let Some(error) = error {
         tracing::warn!(%error, "wayfinder.search: insights start empty");
     }
     let insights = Arc::new(insights);
-    // Saved while it is in use; the last save is its drop's.
-    let saved = Arc::downgrade(&insights);
-    let spawned = std::thread::Builder::new()
-        .name("wayfinder-insights".into())
-        .spawn(move || loop {
-            std::thread::sleep(SAVE_INSIGHTS_EVERY);
-            match saved.upgrade() {
-                Some(insights) => {
-                    let _ = insights.save(); // a failure is logged as an episode
-                }
-                None => return,
-            }
-        });
-    if let Err(error) = spawned {
-        tracing::warn!(%error, "wayfinder.search: insights are saved only when the router stops");
+    if let Err(error) = wayfinder_workers::insights::keep(&insights, redis.cloned()) {
+        tracing::warn!(%error, "wayfinder.search: insights are saved only when the router stops, and not shared");
     }
-    *slot = Some((cache_dir.map(Path::to_path_buf), Arc::clone(&insights)));
+    *slot = Some(InsightsSlot {
+        cache_dir: cache_dir.map(Path::to_path_buf),
+        redis: redis.cloned(),
+        insights: Arc::clone(&insights),
+    });
     Ok(Some(insights))
 }
 

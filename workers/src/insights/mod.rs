@@ -8,30 +8,40 @@
 //! runs ([`Insights::ran_operation`]) -> a question that qualifies is counted in its tenant's
 //! table ([`Questions`]) -> [`Insights::top`] lists a tenant's most asked over the window.
 //!
-//! The store is saved to `insights.json` in the cache folder when it changed (the plugin saves
-//! it every few seconds and when it stops) and read back at start; `wayfinder insights` reads
-//! the same file.
+//! The store is saved to `insights.json` in the cache folder when it changed (every few seconds
+//! while in use, see [`keep`], and when it is dropped) and read back at start; `wayfinder
+//! insights` reads the same file. With the fleet's Redis, it also syncs there ([`shared`]): each
+//! replica adds what it counted and takes the fleet's counts of the most asked, so every
+//! replica lists what the whole fleet's agents could not find. A client's searches in a row are
+//! compared on the replica that answers them.
 //!
 //! Bounds: a tenant's table holds at most `2 x per_tenant` questions; when it fills, the least
 //! asked over the window (then the least recent) are dropped down to `per_tenant`: a question
-//! asked twice before `per_tenant` new ones arrive survives any flood of questions asked once. Texts are clipped to
-//! [`MAX_QUESTION_CHARS`]; the searches waiting to see whether their client searches again are
-//! at most [`PENDING_CLIENTS`]. With `hash_key`, a question is kept as its HMAC-SHA256 under
-//! that key: the same question counts together, and no text is stored.
+//! asked twice before `per_tenant` new ones arrive survives any flood of questions asked once.
+//! Texts are clipped to [`MAX_QUESTION_CHARS`]; the searches waiting to see whether their client
+//! searches again are at most [`PENDING_CLIENTS`]; askings waiting for a sync at most
+//! [`UNSYNCED_PER_QUESTION`] per question kept. With `hash_key`, a question is kept as its
+//! HMAC-SHA256 under that key: the same question counts together, and no text is stored (nor
+//! sent to Redis: replicas that share must share the key).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
 
 use hmac::{Hmac, Mac};
 use lru::LruCache;
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
+use crate::days::{today, DayCounts};
+use crate::embed::shared_store::RedisConfig;
 use crate::episode::Episode;
 use crate::files::{replace_file, write_failure};
+use shared::{Asked, FleetCounts, SharedInsights};
+
+mod shared;
 
 /// Longest question text kept, in characters.
 pub const MAX_QUESTION_CHARS: usize = 500;
@@ -41,6 +51,13 @@ pub const PENDING_CLIENTS: usize = 10_000;
 const BEST_HITS: usize = 3;
 /// Longest window, in days.
 const MAX_DAYS: usize = 31;
+/// How often a store in use syncs with the fleet's Redis, when it does.
+const SYNC_EVERY: Duration = Duration::from_secs(2);
+/// How often a changed store is saved.
+const SAVE_EVERY: Duration = Duration::from_secs(5);
+/// Askings waiting for a sync are kept for at most this many (question, day, reason) per
+/// question a tenant keeps.
+const UNSYNCED_PER_QUESTION: usize = 8;
 
 /// Which questions are kept, for which tenants, and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -207,35 +224,25 @@ struct Entry {
     /// When it was last counted (the store's sequence): of two as often asked, the more
     /// recent is kept.
     seen: u64,
-    /// Counts per day, `days[day % window]`, for the window ending on `day`.
-    days: Box<[u64]>,
-    day: u64,
+    /// Askings per day over the window.
+    #[serde(flatten)]
+    asked: DayCounts,
     reasons: HashMap<Reason, u64>,
     best: Vec<Hit>,
 }
 
 impl Entry {
-    fn count(&self, today: u64) -> u64 {
-        let window = self.days.len() as u64;
-        if today >= self.day + window {
-            return 0;
+    /// Takes the fleet's askings of the window ending on `today` in place of its own; whether
+    /// that changed them.
+    fn take_fleet(&mut self, counts: &FleetCounts, today: u64) -> bool {
+        let mut reasons: HashMap<Reason, u64> = HashMap::new();
+        for (_, reason, count) in counts {
+            *reasons.entry(*reason).or_default() += count;
         }
-        let today = today.max(self.day);
-        let first = (today + 1).saturating_sub(window);
-        (first..=self.day)
-            .map(|day| self.days[(day % window) as usize])
-            .sum()
-    }
-
-    fn add(&mut self, today: u64) {
-        let window = self.days.len() as u64;
-        let today = today.max(self.day);
-        // Days between the last counted and today start again from 0.
-        for day in (self.day + 1)..=today.min(self.day + window) {
-            self.days[(day % window) as usize] = 0;
-        }
-        self.day = today;
-        self.days[(today % window) as usize] += 1;
+        let days = counts.iter().map(|(day, _, count)| (*day, *count));
+        let changed = self.asked.set(days, today) || reasons != self.reasons;
+        self.reasons = reasons;
+        changed
     }
 }
 
@@ -279,10 +286,16 @@ struct State {
     tenants: HashMap<Box<str>, Questions>,
     /// Counted since the last save.
     changed: bool,
+    /// Askings counted since the last sync with the fleet; only while shared.
+    unsynced: HashMap<Unsynced, u64>,
+    shared: bool,
     /// Questions counted so far (orders [`Entry::seen`]).
     counted: u64,
     pending: LruCache<u64, Pending>,
 }
+
+/// A question (tenant, key) asked on a day for a reason.
+type Unsynced = (Box<str>, Box<str>, u64, Reason);
 
 /// The store (see the module doc).
 pub struct Insights {
@@ -309,6 +322,8 @@ impl Insights {
             state: Mutex::new(State {
                 tenants: HashMap::new(),
                 changed: false,
+                unsynced: HashMap::new(),
+                shared: false,
                 counted: 0,
                 pending: LruCache::new(
                     NonZeroUsize::new(PENDING_CLIENTS).unwrap_or(NonZeroUsize::MIN),
@@ -510,22 +525,126 @@ impl Insights {
         let window = self.config.days;
         state.counted += 1;
         state.changed = true;
+        if state.shared {
+            let at = (asked.tenant.clone(), asked.key.clone(), today, reason);
+            self.wait_for_sync(state, at, 1);
+        }
         let seen = state.counted;
         let questions = state.tenants.entry(asked.tenant).or_default();
         let entry = questions.entries.entry(asked.key).or_insert_with(|| Entry {
             seen,
-            days: vec![0; window].into_boxed_slice(),
-            day: today,
+            asked: DayCounts::new(window, today),
             reasons: HashMap::new(),
             best: Vec::new(),
         });
-        entry.add(today);
+        entry.asked.add(today, 1);
         entry.seen = seen;
         *entry.reasons.entry(reason).or_default() += 1;
         entry.best = asked.best;
         if questions.entries.len() > 2 * self.config.per_tenant {
             trim(questions, self.config.per_tenant, today);
         }
+    }
+
+    /// Keeps an asking for the next sync, bounded through an outage of the fleet's Redis: past
+    /// [`UNSYNCED_PER_QUESTION`] per question kept, new ones count here only.
+    fn wait_for_sync(&self, state: &mut State, at: Unsynced, count: u64) {
+        let bound = UNSYNCED_PER_QUESTION * self.config.per_tenant * self.config.tenants.len();
+        if state.unsynced.len() < bound || state.unsynced.contains_key(&at) {
+            *state.unsynced.entry(at).or_default() += count;
+        }
+    }
+
+    /// Adds the askings counted here since the last sync to the fleet's (they wait for the
+    /// next sync when that fails), then takes the fleet's counts of each tenant's most asked
+    /// questions in place of its own, with the best hits of those it did not know.
+    fn sync(&self, shared: &SharedInsights) -> Result<(), fred::error::Error> {
+        let today = today();
+        let (per_tenant, days) = (self.config.per_tenant, self.config.days);
+        let (unsynced, best) = {
+            let mut state = self.lock();
+            let unsynced = std::mem::take(&mut state.unsynced);
+            // The best hits of each question counted since, as its last asking got them.
+            let asked: BTreeSet<(&str, &str)> =
+                unsynced.keys().map(|(t, k, _, _)| (&**t, &**k)).collect();
+            let best: Vec<(String, String, Vec<Hit>)> = asked
+                .into_iter()
+                .filter_map(|(tenant, key)| {
+                    let entry = state.tenants.get(tenant)?.entries.get(key)?;
+                    let hits = (!entry.best.is_empty()).then(|| entry.best.clone())?;
+                    Some((tenant.to_string(), key.to_string(), hits))
+                })
+                .collect();
+            (unsynced, best)
+        };
+        if !unsynced.is_empty() {
+            let asked: Vec<Asked<'_>> = unsynced
+                .iter()
+                .map(|((tenant, key, day, reason), count)| Asked {
+                    tenant,
+                    key,
+                    day: *day,
+                    reason: *reason,
+                    count: *count,
+                })
+                .collect();
+            let best: Vec<(&str, &str, &[Hit])> = best
+                .iter()
+                .map(|(tenant, key, hits)| (tenant.as_str(), key.as_str(), hits.as_slice()))
+                .collect();
+            if let Err(error) = shared.add(&asked, &best, days, per_tenant) {
+                let mut state = self.lock();
+                for (at, count) in unsynced {
+                    self.wait_for_sync(&mut state, at, count);
+                }
+                return Err(error);
+            }
+        }
+        let first = (today + 1).saturating_sub(days as u64);
+        for tenant in &self.config.tenants {
+            let top = shared.top(tenant, first, today, per_tenant)?;
+            let listed: HashSet<&str> = top.iter().map(|(key, _)| key.as_str()).collect();
+            let unknown: Vec<&str> = {
+                let state = self.lock();
+                let known = state.tenants.get(tenant.as_str());
+                listed
+                    .iter()
+                    .copied()
+                    .filter(|key| known.is_none_or(|q| !q.entries.contains_key(*key)))
+                    .collect()
+            };
+            let mut fleet_best = shared.best(tenant, &unknown, &listed, per_tenant)?;
+            let mut state = self.lock();
+            let state = &mut *state;
+            // Askings counted here since this sync took them are not the fleet's yet.
+            let mut since: HashMap<&str, FleetCounts> = HashMap::new();
+            for ((t, key, day, reason), count) in &state.unsynced {
+                if **t == **tenant {
+                    since.entry(key).or_default().push((*day, *reason, *count));
+                }
+            }
+            let questions = state.tenants.entry(tenant.as_str().into()).or_default();
+            for (key, mut counts) in top {
+                counts.extend(since.get(key.as_str()).into_iter().flatten());
+                let entry = match questions.entries.get_mut(key.as_str()) {
+                    Some(entry) => entry,
+                    None => questions
+                        .entries
+                        .entry(key.as_str().into())
+                        .or_insert(Entry {
+                            seen: state.counted,
+                            asked: DayCounts::new(days, today),
+                            reasons: HashMap::new(),
+                            best: fleet_best.remove(&key).unwrap_or_default(),
+                        }),
+                };
+                state.changed |= entry.take_fleet(&counts, today);
+            }
+            if questions.entries.len() > 2 * per_tenant {
+                trim(questions, per_tenant, today);
+            }
+        }
+        Ok(())
     }
 
     /// `tenant`'s most asked questions over the window, at most `first`.
@@ -542,7 +661,7 @@ impl Insights {
             .entries
             .iter()
             .filter_map(|(key, entry)| {
-                let count = entry.count(today);
+                let count = entry.asked.total(today);
                 (count > 0).then(|| {
                     let mut reasons: Vec<(Reason, u64)> =
                         entry.reasons.iter().map(|(r, n)| (*r, *n)).collect();
@@ -632,7 +751,7 @@ impl Saved {
         for questions in saved.tenants.values_mut() {
             questions
                 .entries
-                .retain(|_, entry| days >= 1 && entry.days.len() == days);
+                .retain(|_, entry| days >= 1 && entry.asked.window() == days);
         }
         Ok(Some(saved))
     }
@@ -657,7 +776,7 @@ fn trim(questions: &mut Questions, keep: usize, today: u64) {
     let mut ranked: Vec<(u64, u64, Box<str>)> = questions
         .entries
         .iter()
-        .map(|(key, entry)| (entry.count(today), entry.seen, key.clone()))
+        .map(|(key, entry)| (entry.asked.total(today), entry.seen, key.clone()))
         .collect();
     ranked.sort_unstable_by_key(|&(count, seen, _)| std::cmp::Reverse((count, seen)));
     for (_, _, key) in ranked.into_iter().skip(keep) {
@@ -674,10 +793,46 @@ pub fn normalise(question: &str) -> String {
     trimmed.chars().take(MAX_QUESTION_CHARS).collect()
 }
 
-fn today() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() / 86_400)
+/// Keeps `insights` while it is in use, on a thread of its own: every [`SAVE_EVERY`] saved when
+/// it changed, and with `redis` (the engine's, `index.redis`) synced with the fleet every
+/// [`SYNC_EVERY`]. The thread ends once the store is dropped (whose drop saves it last).
+pub fn keep(insights: &Arc<Insights>, redis: Option<RedisConfig>) -> std::io::Result<()> {
+    let kept: Weak<Insights> = Arc::downgrade(insights);
+    std::thread::Builder::new()
+        .name("wayfinder-insights".into())
+        .spawn(move || {
+            let shared = redis.and_then(|redis| {
+                let hashed = kept.upgrade()?.hashed;
+                match SharedInsights::connect(&redis, hashed) {
+                    Ok(shared) => Some(shared),
+                    Err(error) => {
+                        tracing::warn!(%error, "wayfinder.search: insights stay local");
+                        None
+                    }
+                }
+            });
+            if let (Some(_), Some(insights)) = (&shared, kept.upgrade()) {
+                insights.lock().shared = true;
+            }
+            let mut saved = Instant::now();
+            loop {
+                std::thread::sleep(SYNC_EVERY);
+                let Some(insights) = kept.upgrade() else {
+                    return;
+                };
+                if let Some(shared) = &shared {
+                    // An outage is logged by the client's watcher, once; the askings wait.
+                    if let Err(error) = insights.sync(shared) {
+                        tracing::debug!(%error, "wayfinder.search: insights not synced");
+                    }
+                }
+                if saved.elapsed() >= SAVE_EVERY {
+                    let _ = insights.save(); // a failure is logged as an episode
+                    saved = Instant::now();
+                }
+            }
+        })
+        .map(drop)
 }
 
 #[cfg(test)]

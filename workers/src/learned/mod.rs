@@ -25,11 +25,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use wayfinder_supergraph::{Catalog, Usage};
 
+use crate::days::{today, DayCounts};
 use crate::embed::shared_store::RedisConfig;
 use crate::episode::Episode;
 use crate::files::{replace_file, write_failure};
@@ -96,50 +97,14 @@ pub struct LearnedExample {
 struct Shape {
     operation: Arc<str>,
     coordinates: Box<[Box<str>]>,
-    /// Runs per day, `days[day % 7]`.
-    days: [u64; DAYS],
-    /// The last day counted (days since the Unix epoch).
-    day: u64,
+    /// Runs per day this week.
+    #[serde(flatten)]
+    runs: DayCounts,
 }
 
 impl Shape {
     fn this_week(&self, today: u64) -> u64 {
-        if today >= self.day + DAYS as u64 {
-            return 0;
-        }
-        // A clock that went back reads the week up to the last day counted.
-        let today = today.max(self.day);
-        let first = today.saturating_sub(DAYS as u64 - 1);
-        (first..=self.day)
-            .map(|day| self.days[(day % DAYS as u64) as usize])
-            .sum()
-    }
-
-    fn count(&mut self, today: u64) {
-        // A clock that went back counts on the last day counted.
-        let today = today.max(self.day);
-        if today > self.day {
-            for day in (self.day + 1)..=today.min(self.day + DAYS as u64) {
-                self.days[(day % DAYS as u64) as usize] = 0;
-            }
-            self.day = today;
-        }
-        self.days[(today % DAYS as u64) as usize] += 1;
-    }
-
-    /// Takes the fleet's runs of the week up to `today` in place of its own; whether that
-    /// changed them.
-    fn set_runs(&mut self, runs: &[(u64, u64)], today: u64) -> bool {
-        let before = (self.days, self.day);
-        self.days = [0; DAYS];
-        self.day = today;
-        let first = today.saturating_sub(DAYS as u64 - 1);
-        for &(day, count) in runs {
-            if (first..=today).contains(&day) {
-                self.days[(day % DAYS as u64) as usize] = count;
-            }
-        }
-        before != (self.days, self.day)
+        self.runs.total(today)
     }
 }
 
@@ -188,12 +153,6 @@ pub enum LearnedError {
     Save { path: PathBuf, message: String },
 }
 
-fn today() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() / 86_400)
-}
-
 fn key_of(operation: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(operation.as_bytes())
 }
@@ -228,7 +187,8 @@ impl Learned {
         };
         {
             let mut state = learned.lock();
-            for shape in saved.shapes {
+            // A shape counted over another window (an edited file) is dropped.
+            for shape in saved.shapes.into_iter().filter(|s| s.runs.window() == DAYS) {
                 learned.insert(&mut state, shape);
             }
             state.changed = false;
@@ -259,7 +219,7 @@ impl Learned {
             state.wait_for_sync((key, today), 1, self.config.max_operations);
         }
         if let Some(shape) = state.shapes.get_mut(&key) {
-            shape.count(today);
+            shape.runs.add(today, 1);
             return;
         }
         let mut shape = Shape {
@@ -269,10 +229,9 @@ impl Learned {
                 .iter()
                 .map(|c| c.as_str().into())
                 .collect(),
-            days: [0; DAYS],
-            day: today,
+            runs: DayCounts::new(DAYS, today),
         };
-        shape.count(today);
+        shape.runs.add(today, 1);
         self.insert(&mut state, shape);
     }
 
@@ -282,7 +241,7 @@ impl Learned {
             let Some(least) = state
                 .shapes
                 .iter()
-                .min_by_key(|(_, s)| (s.this_week(today), s.day))
+                .min_by_key(|(_, s)| (s.this_week(today), s.runs.day()))
                 .map(|(key, _)| *key)
             else {
                 break;
@@ -420,15 +379,14 @@ impl Learned {
                 fetched.push(Shape {
                     operation: usage.operation.into(),
                     coordinates: usage.coordinates.into_iter().map(Into::into).collect(),
-                    days: [0; DAYS],
-                    day: today,
+                    runs: DayCounts::new(DAYS, today),
                 });
             }
         }
         let mut state = self.lock();
         for (key, _) in &ranked {
             if let (Some(shape), Some(days)) = (state.shapes.get_mut(key), runs.get(key)) {
-                if shape.set_runs(days, today) {
+                if shape.runs.set(days.iter().copied(), today) {
                     state.changed = true;
                 }
             }
@@ -437,7 +395,7 @@ impl Learned {
             let Some(days) = runs.get(&key_of(&shape.operation)) else {
                 continue;
             };
-            shape.set_runs(days, today);
+            shape.runs.set(days.iter().copied(), today);
             let week = shape.this_week(today);
             let full = state.shapes.len() >= max;
             let least = state.shapes.values().map(|s| s.this_week(today)).min();
@@ -689,24 +647,6 @@ mod tests {
         // Too long to keep.
         learned.record(&usage(&"x".repeat(101), &["Query.a"]));
         assert_eq!(learned.len(), 3);
-    }
-
-    #[test]
-    fn counts_are_this_weeks() {
-        let mut shape = Shape {
-            operation: "q".into(),
-            coordinates: Box::new([]),
-            days: [0; DAYS],
-            day: 100,
-        };
-        shape.count(100);
-        shape.count(100);
-        shape.count(103);
-        assert_eq!(shape.this_week(103), 3);
-        assert_eq!(shape.this_week(106), 3);
-        assert_eq!(shape.this_week(107), 1);
-        shape.count(115);
-        assert_eq!(shape.this_week(115), 1);
     }
 
     #[test]

@@ -8,8 +8,7 @@
 //! [`KEPT_FOR`]; `examples:shape:{key}` holds the shape (its operation, JSON),
 //! for as long. Nothing a client sent is in either: a shape has no value.
 //!
-//! Redis is never needed: down or slow, a sync fails, is logged once per outage by the
-//! client's watcher, and the replica goes on with its own counts.
+//! Redis is never needed ([`crate::fleet`]): the replica goes on with its own counts.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -17,7 +16,8 @@ use std::time::Duration;
 use fred::prelude::*;
 use fred::types::Expiration;
 
-use crate::embed::shared_store::{self, RedisConfig, SharedStoreError};
+use crate::embed::shared_store::{RedisConfig, SharedStoreError};
+use crate::fleet::FleetRedis;
 
 /// How long a day's counts and a shape stay in Redis: the week they count in, and a day.
 const KEPT_FOR: Duration = Duration::from_secs(8 * 86_400);
@@ -31,11 +31,9 @@ pub(crate) struct SharedShape {
     pub operation: String,
 }
 
-/// A replica's connection to the fleet's learned examples, on a runtime of its own.
+/// A replica's connection to the fleet's learned examples.
 pub(crate) struct SharedLearned {
-    client: Client,
-    namespace: String,
-    runtime: tokio::runtime::Runtime,
+    redis: FleetRedis,
 }
 
 /// Runs of one shape on one day, to add.
@@ -49,39 +47,20 @@ pub(crate) struct Runs<'a> {
 impl SharedLearned {
     /// Connects in the background; never waits for Redis.
     pub(crate) fn connect(config: &RedisConfig) -> Result<Self, SharedStoreError> {
-        // One worker thread of its own keeps the connection alive between syncs (a
-        // current-thread runtime would only run while a sync waits on it).
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("wayfinder-learned-redis")
-            .enable_all()
-            .build()
-            .map_err(|e| SharedStoreError::Config(format!("a runtime for Redis: {e}")))?;
-        let (client, shown) = runtime.block_on(async {
-            let (client, shown) = shared_store::client(config)?;
-            shared_store::watch(&client, shown.clone());
-            drop(client.connect());
-            Ok::<_, SharedStoreError>((client, shown))
-        })?;
-        tracing::info!(url = %shown, "wayfinder: learned examples shared through Redis");
-        Ok(SharedLearned {
-            client,
-            namespace: config.namespace.clone(),
-            runtime,
-        })
+        let redis = FleetRedis::connect(config, "wayfinder-learned-redis", "learned examples")?;
+        Ok(SharedLearned { redis })
     }
 
     fn key(&self, kind: &str, name: &str) -> String {
-        format!("{}:examples:{kind}:{name}", self.namespace)
+        self.redis.key(&format!("examples:{kind}:{name}"))
     }
 
     /// Adds this replica's runs to the fleet's, each day's set then cut to its most run
     /// [`KEPT_PER_DAY`]` × max` shapes.
     pub(crate) fn add(&self, added: &[Runs<'_>], max: usize) -> Result<(), Error> {
-        self.runtime.block_on(async {
-            self.connected()?;
+        self.redis.run(|client| async move {
             let kept_for = KEPT_FOR.as_secs() as i64;
-            let pipeline = self.client.pipeline();
+            let pipeline = client.pipeline();
             let mut days = Vec::new();
             for runs in added {
                 let day = self.key("runs", &runs.day.to_string());
@@ -122,12 +101,10 @@ impl SharedLearned {
         today: u64,
         max: usize,
     ) -> Result<HashMap<u64, Vec<(u64, u64)>>, Error> {
-        self.runtime.block_on(async {
-            self.connected()?;
+        self.redis.run(|client| async move {
             let mut runs: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
             for day in first..=today {
-                let top: Vec<(String, f64)> = self
-                    .client
+                let top: Vec<(String, f64)> = client
                     .zrange(
                         self.key("runs", &day.to_string()),
                         0,
@@ -153,9 +130,8 @@ impl SharedLearned {
     /// The shapes of `keys` Redis holds (one GET each, pipelined: the keys may live on
     /// several nodes of a cluster).
     pub(crate) fn shapes(&self, keys: &[u64]) -> Result<HashMap<u64, SharedShape>, Error> {
-        self.runtime.block_on(async {
-            self.connected()?;
-            let pipeline = self.client.pipeline();
+        self.redis.run(|client| async move {
+            let pipeline = client.pipeline();
             for key in keys {
                 let () = pipeline
                     .get(self.key("shape", &format!("{key:016x}")))
@@ -168,12 +144,5 @@ impl SharedLearned {
                 .filter_map(|(key, text)| Some((*key, serde_json::from_str(&text?).ok()?)))
                 .collect())
         })
-    }
-
-    fn connected(&self) -> Result<(), Error> {
-        match self.client.is_connected() {
-            true => Ok(()),
-            false => Err(Error::new(ErrorKind::IO, "not connected")),
-        }
     }
 }
