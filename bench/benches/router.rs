@@ -15,6 +15,12 @@
 //!    paired differences. `hit`: the same text every time; `miss`: every request a text never
 //!    seen (a new operation name), for both tenants, so the router's own caches miss for both.
 //!
+//! 4. What the insights add to a search (issue 55): two routers on the example, one keeping
+//!    every question (`insights.tenants: [""]`; every search finds nothing, so each is
+//!    counted, and the one before it as searched again), one not; the same texts (their
+//!    vectors cached) to each in alternating rounds; the ratio of the median latencies per
+//!    round, and its median over the rounds.
+//!
 //! `scripts/bench-router` builds the router and runs this. The router binary is
 //! `$WAYFINDER_ROUTER`, or `target/release/wayfinder-router`. Client and router share the
 //! machine's cores, so latencies include the client's share.
@@ -293,6 +299,59 @@ async fn contract_cost(binary: &Path) {
     }
 }
 
+/// A search that finds nothing, so that a router keeping insights counts every one.
+const SEARCH_NOTHING: &str =
+    "query Find($q: String!) { __search(query: $q, first: 10, minScore: 0.999) { coordinate } }";
+
+async fn insights_cost(binary: &Path) {
+    let supergraph = repo_path("examples/bookshop/supergraph.graphql");
+    let config = |insights: Value| example_config(json!({ "insights": insights }));
+    let with = BenchRouter::start(
+        binary,
+        "insights",
+        &supergraph,
+        config(json!({ "tenants": [""] })),
+    )
+    .await;
+    let without = BenchRouter::start(binary, "no-insights", &supergraph, config(json!({}))).await;
+    for router in [&with, &without] {
+        router
+            .process
+            .wait_for("index ready", Duration::from_secs(600))
+            .await;
+    }
+    let catalog = Catalog::from_file(&supergraph, CatalogOptions::default()).expect("example");
+    let queries = description_queries(&catalog, ORDINARY_PER_ROUND, 55);
+    let round = || bodies_of(SEARCH_NOTHING, &queries);
+    // Each router embeds each text once; the rounds then read their vectors from its cache.
+    latencies(&with.process.url, round(), 1).await;
+    latencies(&without.process.url, round(), 1).await;
+
+    let (mut all_with, mut all_without, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..ROUNDS {
+        // Each goes first in every other round: no order bias.
+        let (a, b) = if i % 2 == 0 {
+            let a = latencies(&with.process.url, round(), 1).await;
+            (a, latencies(&without.process.url, round(), 1).await)
+        } else {
+            let b = latencies(&without.process.url, round(), 1).await;
+            (latencies(&with.process.url, round(), 1).await, b)
+        };
+        ratios.push(quantile(&a, 0.5).as_secs_f64() / quantile(&b, 0.5).as_secs_f64());
+        all_with.extend(a);
+        all_without.extend(b);
+    }
+    println!("__search, insights kept   {}", p50_p99(&all_with));
+    println!("__search, insights off    {}", p50_p99(&all_without));
+    println!(
+        "insights cost              p50 ratio kept/off: median {:.3} over {ROUNDS} rounds (min {:.3}, max {:.3}); p50 {:+.3} ms",
+        median(&ratios),
+        ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        ratios.iter().copied().fold(0.0, f64::max),
+        (quantile(&all_with, 0.5).as_secs_f64() - quantile(&all_without, 0.5).as_secs_f64()) * 1e3,
+    );
+}
+
 fn main() {
     let binary = router_binary("scripts/bench-router");
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
@@ -306,6 +365,9 @@ fn main() {
         }
         if sections.runs("contract") {
             contract_cost(&binary).await;
+        }
+        if sections.runs("insights") {
+            insights_cost(&binary).await;
         }
     });
 }

@@ -325,6 +325,7 @@ pub fn eval(
                 "results": answer.results,
                 "deep_rank": answer.deep_rank,
                 "found": answer.found,
+                "best_score": answer.best_score,
             });
             lines.push_str(&line.to_string());
             lines.push('\n');

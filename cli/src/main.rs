@@ -63,7 +63,7 @@ enum Command {
         #[arg(required = true, num_args = 2.., value_names = ["SCHEMA", "QUESTIONS"])]
         sets: Vec<PathBuf>,
         /// Write `{"id": ..., "style": ..., "results": [top-10 coordinates], "deep_rank": ...,
-        /// "found": [rank of each expected coordinate]}` a line, for
+        /// "found": [rank of each expected coordinate], "best_score": ...}` a line, for
         /// every question of every set, and the ranking params used to `FILE.params.json`.
         #[arg(long)]
         out: Option<PathBuf>,

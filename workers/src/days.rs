@@ -47,7 +47,7 @@ impl DayCounts {
     /// The counts of the window ending on `today`.
     pub(crate) fn total(&self, today: u64) -> u64 {
         let window = self.days.len() as u64;
-        if window == 0 || today >= self.day + window {
+        if window == 0 || today >= self.day.saturating_add(window) {
             return 0;
         }
         let today = today.max(self.day);
@@ -65,7 +65,7 @@ impl DayCounts {
         }
         let today = today.max(self.day);
         // The days between the last one counted and today start again from 0.
-        for day in (self.day + 1)..=today.min(self.day + window) {
+        for day in self.day.saturating_add(1)..=today.min(self.day.saturating_add(window)) {
             self.days[(day % window) as usize] = 0;
         }
         self.day = today;

@@ -177,6 +177,9 @@ pub struct Answer {
     pub found: Vec<Option<usize>>,
     /// Texts the search embedded (or found cached).
     pub texts: usize,
+    /// The first hit's score, `None` when nothing was found: what `minScore` and the
+    /// insights' `low_score` compare.
+    pub best_score: Option<f64>,
 }
 
 /// How deep an answer is searched for [`Answer::deep_rank`].
@@ -215,6 +218,7 @@ pub fn evaluate(engine: &Engine, questions: &[Question]) -> Result<EvalReport, E
                 source,
             })?;
         let texts = results.texts;
+        let best_score = results.hits.first().map(|h| f64::from(h.score));
         let mut results: Vec<String> = results.hits.into_iter().map(|h| h.coordinate).collect();
         let found: Vec<Option<usize>> = question
             .expected
@@ -232,6 +236,7 @@ pub fn evaluate(engine: &Engine, questions: &[Question]) -> Result<EvalReport, E
             deep_rank,
             found,
             texts,
+            best_score,
         });
     }
     Ok(score(answers))

@@ -54,6 +54,10 @@ impl FleetRedis {
         format!("{}:{name}", self.namespace)
     }
 
+    pub(crate) fn is_connected(&self) -> bool {
+        self.client.is_connected()
+    }
+
     /// Runs `commands` on the connection, or fails at once when it is down.
     pub(crate) fn run<T, F>(&self, commands: impl FnOnce(Client) -> F) -> Result<T, Error>
     where

@@ -39,7 +39,7 @@ use crate::days::{today, DayCounts};
 use crate::embed::shared_store::RedisConfig;
 use crate::episode::Episode;
 use crate::files::{replace_file, write_failure};
-use shared::{Asked, FleetCounts, SharedInsights};
+use shared::{Asked, Counts, SharedInsights};
 
 mod shared;
 
@@ -57,7 +57,7 @@ const SYNC_EVERY: Duration = Duration::from_secs(2);
 const SAVE_EVERY: Duration = Duration::from_secs(5);
 /// Askings waiting for a sync are kept for at most this many (question, day, reason) per
 /// question a tenant keeps.
-const UNSYNCED_PER_QUESTION: usize = 8;
+const UNSYNCED_PER_QUESTION: usize = 2;
 
 /// Which questions are kept, for which tenants, and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -234,9 +234,10 @@ struct Entry {
 impl Entry {
     /// Takes the fleet's askings of the window ending on `today` in place of its own; whether
     /// that changed them.
-    fn take_fleet(&mut self, counts: &FleetCounts, today: u64) -> bool {
+    fn take_fleet(&mut self, counts: &Counts, today: u64) -> bool {
+        let first = (today + 1).saturating_sub(self.asked.window() as u64);
         let mut reasons: HashMap<Reason, u64> = HashMap::new();
-        for (_, reason, count) in counts {
+        for (_, reason, count) in counts.iter().filter(|(day, _, _)| *day >= first) {
             *reasons.entry(*reason).or_default() += count;
         }
         let days = counts.iter().map(|(day, _, count)| (*day, *count));
@@ -286,16 +287,16 @@ struct State {
     tenants: HashMap<Box<str>, Questions>,
     /// Counted since the last save.
     changed: bool,
-    /// Askings counted since the last sync with the fleet; only while shared.
-    unsynced: HashMap<Unsynced, u64>,
+    /// Askings counted since the last sync with the fleet, by tenant; only while shared.
+    unsynced: HashMap<Box<str>, HashMap<Unsynced, u64>>,
     shared: bool,
     /// Questions counted so far (orders [`Entry::seen`]).
     counted: u64,
     pending: LruCache<u64, Pending>,
 }
 
-/// A question (tenant, key) asked on a day for a reason.
-type Unsynced = (Box<str>, Box<str>, u64, Reason);
+/// A question (its key) asked on a day for a reason.
+type Unsynced = (Box<str>, u64, Reason);
 
 /// The store (see the module doc).
 pub struct Insights {
@@ -526,8 +527,8 @@ impl Insights {
         state.counted += 1;
         state.changed = true;
         if state.shared {
-            let at = (asked.tenant.clone(), asked.key.clone(), today, reason);
-            self.wait_for_sync(state, at, 1);
+            let at = (asked.key.clone(), today, reason);
+            self.wait_for_sync(state, &asked.tenant, at, 1);
         }
         let seen = state.counted;
         let questions = state.tenants.entry(asked.tenant).or_default();
@@ -547,98 +548,141 @@ impl Insights {
     }
 
     /// Keeps an asking for the next sync, bounded through an outage of the fleet's Redis: past
-    /// [`UNSYNCED_PER_QUESTION`] per question kept, new ones count here only.
-    fn wait_for_sync(&self, state: &mut State, at: Unsynced, count: u64) {
-        let bound = UNSYNCED_PER_QUESTION * self.config.per_tenant * self.config.tenants.len();
-        if state.unsynced.len() < bound || state.unsynced.contains_key(&at) {
-            *state.unsynced.entry(at).or_default() += count;
+    /// [`UNSYNCED_PER_QUESTION`] per question a tenant keeps, new ones count here only.
+    fn wait_for_sync(&self, state: &mut State, tenant: &str, at: Unsynced, count: u64) {
+        let bound = UNSYNCED_PER_QUESTION * self.config.per_tenant;
+        let waiting = state.unsynced.entry(tenant.into()).or_default();
+        if waiting.len() < bound || waiting.contains_key(&at) {
+            *waiting.entry(at).or_default() += count;
         }
     }
 
-    /// Adds the askings counted here since the last sync to the fleet's (they wait for the
-    /// next sync when that fails), then takes the fleet's counts of each tenant's most asked
-    /// questions in place of its own, with the best hits of those it did not know.
+    /// The namespace of this store's keys in the fleet's Redis: hashes under one key are
+    /// never counted with texts, nor with hashes under another key.
+    fn fleet_kind(&self) -> String {
+        match &self.mac {
+            Some(mac) => {
+                let mut mac = mac.clone();
+                mac.update(b"wayfinder insights in the fleet");
+                let fingerprint = hex::encode(mac.finalize().into_bytes());
+                format!("hashes-{}", &fingerprint[..8])
+            }
+            None => "texts".to_string(),
+        }
+    }
+
+    /// Adds the askings counted here since the last sync to the fleet's, then takes the
+    /// fleet's counts of each tenant's most asked questions in place of its own, with the best
+    /// hits of those it does not have. While Redis is away the askings wait (bounded); a send
+    /// that fails once connected is not tried again (Redis may have counted it).
     fn sync(&self, shared: &SharedInsights) -> Result<(), fred::error::Error> {
+        if !shared.is_connected() {
+            return Ok(());
+        }
         let today = today();
         let (per_tenant, days) = (self.config.per_tenant, self.config.days);
         let (unsynced, best) = {
             let mut state = self.lock();
             let unsynced = std::mem::take(&mut state.unsynced);
             // The best hits of each question counted since, as its last asking got them.
-            let asked: BTreeSet<(&str, &str)> =
-                unsynced.keys().map(|(t, k, _, _)| (&**t, &**k)).collect();
-            let best: Vec<(String, String, Vec<Hit>)> = asked
+            let mut best: Vec<(&str, String, Vec<Hit>)> = Vec::new();
+            for (tenant, waiting) in &unsynced {
+                let keys: BTreeSet<&str> = waiting.keys().map(|(key, _, _)| &**key).collect();
+                for key in keys {
+                    let Some(entry) = state.tenants.get(tenant).and_then(|q| q.entries.get(key))
+                    else {
+                        continue;
+                    };
+                    if !entry.best.is_empty() {
+                        best.push((tenant, key.to_string(), entry.best.clone()));
+                    }
+                }
+            }
+            let best: Vec<(String, String, Vec<Hit>)> = best
                 .into_iter()
-                .filter_map(|(tenant, key)| {
-                    let entry = state.tenants.get(tenant)?.entries.get(key)?;
-                    let hits = (!entry.best.is_empty()).then(|| entry.best.clone())?;
-                    Some((tenant.to_string(), key.to_string(), hits))
-                })
+                .map(|(tenant, key, hits)| (tenant.to_string(), key, hits))
                 .collect();
             (unsynced, best)
         };
-        if !unsynced.is_empty() {
-            let asked: Vec<Asked<'_>> = unsynced
-                .iter()
-                .map(|((tenant, key, day, reason), count)| Asked {
+        let asked: Vec<Asked<'_>> = unsynced
+            .iter()
+            .flat_map(|(tenant, waiting)| {
+                waiting.iter().map(|((key, day, reason), count)| Asked {
                     tenant,
                     key,
                     day: *day,
                     reason: *reason,
                     count: *count,
                 })
-                .collect();
-            let best: Vec<(&str, &str, &[Hit])> = best
-                .iter()
-                .map(|(tenant, key, hits)| (tenant.as_str(), key.as_str(), hits.as_slice()))
-                .collect();
-            if let Err(error) = shared.add(&asked, &best, days, per_tenant) {
-                let mut state = self.lock();
-                for (at, count) in unsynced {
-                    self.wait_for_sync(&mut state, at, count);
-                }
-                return Err(error);
-            }
-        }
+            })
+            .collect();
+        let best: Vec<(&str, &str, &[Hit])> = best
+            .iter()
+            .map(|(tenant, key, hits)| (tenant.as_str(), key.as_str(), hits.as_slice()))
+            .collect();
+        shared.add(&asked, &best, days, per_tenant)?;
         let first = (today + 1).saturating_sub(days as u64);
         for tenant in &self.config.tenants {
             let top = shared.top(tenant, first, today, per_tenant)?;
-            let listed: HashSet<&str> = top.iter().map(|(key, _)| key.as_str()).collect();
-            let unknown: Vec<&str> = {
-                let state = self.lock();
-                let known = state.tenants.get(tenant.as_str());
-                listed
-                    .iter()
-                    .copied()
-                    .filter(|key| known.is_none_or(|q| !q.entries.contains_key(*key)))
-                    .collect()
-            };
-            let mut fleet_best = shared.best(tenant, &unknown, &listed, per_tenant)?;
-            let mut state = self.lock();
-            let state = &mut *state;
-            // Askings counted here since this sync took them are not the fleet's yet.
-            let mut since: HashMap<&str, FleetCounts> = HashMap::new();
-            for ((t, key, day, reason), count) in &state.unsynced {
-                if **t == **tenant {
-                    since.entry(key).or_default().push((*day, *reason, *count));
-                }
+            if top.is_empty() {
+                continue;
             }
+            // Only the questions whose total changed (or that are new here) are read by day
+            // and reason, and only those without best hits get the fleet's.
+            let (changed, without_best) = {
+                let state = self.lock();
+                let questions = state.tenants.get(tenant.as_str());
+                let since = waiting_since(&state, tenant);
+                let mut changed = Vec::new();
+                let mut without_best = Vec::new();
+                for (key, total) in &top {
+                    let entry = questions.and_then(|q| q.entries.get(key.as_str()));
+                    let waiting: u64 = since
+                        .get(key.as_str())
+                        .map_or(0, |w| w.iter().map(|(_, _, count)| count).sum());
+                    if entry.is_none_or(|e| e.asked.total(today) != total + waiting) {
+                        changed.push(key.as_str());
+                    }
+                    if entry.is_none_or(|e| e.best.is_empty()) {
+                        without_best.push(key.as_str());
+                    }
+                }
+                (changed, without_best)
+            };
+            let mut counts = shared.counts(tenant, first, today, &changed)?;
+            let listed: HashSet<&str> = top.iter().map(|(key, _)| key.as_str()).collect();
+            let mut fleet_best = shared.best(tenant, &without_best, &listed, per_tenant)?;
+            let mut state = self.lock();
+            // Askings counted here since this sync took them are not the fleet's yet.
+            let mut since: HashMap<String, Counts> = waiting_since(&state, tenant)
+                .into_iter()
+                .map(|(key, counts)| (key.to_string(), counts))
+                .collect();
+            let state = &mut *state;
             let questions = state.tenants.entry(tenant.as_str().into()).or_default();
-            for (key, mut counts) in top {
-                counts.extend(since.get(key.as_str()).into_iter().flatten());
-                let entry = match questions.entries.get_mut(key.as_str()) {
-                    Some(entry) => entry,
-                    None => questions
-                        .entries
-                        .entry(key.as_str().into())
-                        .or_insert(Entry {
-                            seen: state.counted,
-                            asked: DayCounts::new(days, today),
-                            reasons: HashMap::new(),
-                            best: fleet_best.remove(&key).unwrap_or_default(),
-                        }),
+            for key in changed {
+                let Some(mut fleet) = counts.remove(key) else {
+                    continue;
                 };
-                state.changed |= entry.take_fleet(&counts, today);
+                fleet.extend(since.remove(key).into_iter().flatten());
+                let entry = questions
+                    .entries
+                    .entry(key.into())
+                    .or_insert_with(|| Entry {
+                        seen: state.counted,
+                        asked: DayCounts::new(days, today),
+                        reasons: HashMap::new(),
+                        best: Vec::new(),
+                    });
+                state.changed |= entry.take_fleet(&fleet, today);
+            }
+            for (key, hits) in fleet_best.drain() {
+                if let Some(entry) = questions.entries.get_mut(key.as_str()) {
+                    if entry.best.is_empty() {
+                        entry.best = hits;
+                        state.changed = true;
+                    }
+                }
             }
             if questions.entries.len() > 2 * per_tenant {
                 trim(questions, per_tenant, today);
@@ -699,8 +743,8 @@ impl Insights {
         self.lock().tenants.values().map(|q| q.entries.len()).sum()
     }
 
-    /// Bytes of text the store holds (questions and hits, kept and pending): what the bounds
-    /// bound.
+    /// Bytes of text the store holds (questions and hits, kept, pending and waiting for a
+    /// sync): what the bounds bound.
     pub fn text_bytes(&self) -> usize {
         let hits = |best: &[Hit]| best.iter().map(|h| h.coordinate.len()).sum::<usize>();
         let state = self.lock();
@@ -715,7 +759,13 @@ impl Insights {
             .iter()
             .map(|(_, p)| p.key.len() + p.tenant.len() + hits(&p.best))
             .sum();
-        kept + pending
+        let unsynced: usize = state
+            .unsynced
+            .values()
+            .flat_map(|waiting| waiting.keys())
+            .map(|(key, _, _)| key.len())
+            .sum();
+        kept + pending + unsynced
     }
 
     pub fn is_empty(&self) -> bool {
@@ -771,6 +821,15 @@ static SAVES: Episode = Episode::new(
     "they are counted in memory and saved once the folder can be written again",
 );
 
+/// `tenant`'s askings waiting for a sync, by question key.
+fn waiting_since<'a>(state: &'a State, tenant: &str) -> HashMap<&'a str, Counts> {
+    let mut since: HashMap<&str, Counts> = HashMap::new();
+    for ((key, day, reason), count) in state.unsynced.get(tenant).into_iter().flatten() {
+        since.entry(key).or_default().push((*day, *reason, *count));
+    }
+    since
+}
+
 /// Drops the least asked questions (of those as often asked, the least recent) down to `keep`.
 fn trim(questions: &mut Questions, keep: usize, today: u64) {
     let mut ranked: Vec<(u64, u64, Box<str>)> = questions
@@ -798,22 +857,24 @@ pub fn normalise(question: &str) -> String {
 /// [`SYNC_EVERY`]. The thread ends once the store is dropped (whose drop saves it last).
 pub fn keep(insights: &Arc<Insights>, redis: Option<RedisConfig>) -> std::io::Result<()> {
     let kept: Weak<Insights> = Arc::downgrade(insights);
+    let kind = insights.fleet_kind();
+    // Askings count for the fleet from the start; if Redis cannot be set up they stop.
+    insights.lock().shared = redis.is_some();
     std::thread::Builder::new()
         .name("wayfinder-insights".into())
         .spawn(move || {
-            let shared = redis.and_then(|redis| {
-                let hashed = kept.upgrade()?.hashed;
-                match SharedInsights::connect(&redis, hashed) {
-                    Ok(shared) => Some(shared),
-                    Err(error) => {
-                        tracing::warn!(%error, "wayfinder.search: insights stay local");
-                        None
+            let shared = redis.and_then(|redis| match SharedInsights::connect(&redis, kind) {
+                Ok(shared) => Some(shared),
+                Err(error) => {
+                    tracing::warn!(%error, "wayfinder.search: insights stay local");
+                    if let Some(insights) = kept.upgrade() {
+                        let mut state = insights.lock();
+                        state.shared = false;
+                        state.unsynced.clear();
                     }
+                    None
                 }
             });
-            if let (Some(_), Some(insights)) = (&shared, kept.upgrade()) {
-                insights.lock().shared = true;
-            }
             let mut saved = Instant::now();
             loop {
                 std::thread::sleep(SYNC_EVERY);

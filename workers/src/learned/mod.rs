@@ -299,8 +299,8 @@ impl Learned {
         found
     }
 
-    /// Adds the runs counted here since the last sync to the fleet's (they wait for the next
-    /// sync when that fails), then takes the fleet's counts of its `max_operations` most run
+    /// Adds the runs counted here since the last sync to the fleet's (they wait while Redis is
+    /// away), then takes the fleet's counts of its `max_operations` most run
     /// shapes this week. A shape this replica did not know is read back through `catalog`
     /// (its operation must reduce to itself, and the coordinates are the ones it touches
     /// here, never the ones Redis says), and kept only when it is run more than the least run
@@ -311,6 +311,10 @@ impl Learned {
         shared: &SharedLearned,
         catalog: Option<&Catalog>,
     ) -> Result<(), fred::error::Error> {
+        // While Redis is away the runs wait (bounded).
+        if !shared.is_connected() {
+            return Ok(());
+        }
         let today = today();
         let max = self.config.max_operations.max(1);
         let (unsynced, shapes) = {
@@ -337,15 +341,8 @@ impl Learned {
                 })
             })
             .collect();
-        if !added.is_empty() {
-            if let Err(error) = shared.add(&added, max) {
-                let mut state = self.lock();
-                for (at, runs) in unsynced {
-                    state.wait_for_sync(at, runs, max);
-                }
-                return Err(error);
-            }
-        }
+        // Once sent, a failed add is not sent again: Redis may have counted it.
+        shared.add(&added, max)?;
         let first = today.saturating_sub(DAYS as u64 - 1);
         let runs = shared.runs(first, today, max)?;
         let mut ranked: Vec<(u64, u64)> = runs
@@ -662,6 +659,15 @@ mod tests {
         let (again, error) = Learned::open(config.clone(), Some(&dir));
         assert!(error.is_none());
         assert_eq!(again.examples("Query.a", &|_| true)[0].this_week, 1);
+        // The file as issue 54 wrote it, before the counts had a type of their own.
+        let earlier = format!(
+            r#"{{"shapes":[{{"operation":"query {{ b }}","coordinates":["Query.b"],"days":[1,1,1,1,1,1,1],"day":{}}}]}}"#,
+            today()
+        );
+        std::fs::write(dir.join(FILE), earlier).unwrap();
+        let (earlier, error) = Learned::open(config.clone(), Some(&dir));
+        assert!(error.is_none());
+        assert_eq!(earlier.examples("Query.b", &|_| true)[0].this_week, 7);
         std::fs::write(dir.join(FILE), b"not json").unwrap();
         let (_, error) = Learned::open(config, Some(&dir));
         assert!(error.unwrap().to_string().contains(FILE));

@@ -23,6 +23,9 @@ use crate::fleet::FleetRedis;
 const KEPT_FOR: Duration = Duration::from_secs(8 * 86_400);
 /// Shapes a day's set keeps, in multiples of `max_operations`.
 const KEPT_PER_DAY: usize = 4;
+/// Runs sent in one pipeline: a pipeline that times out after Redis ran it is not sent again
+/// (that would count it twice), so it is kept small.
+const RUNS_PER_PIPELINE: usize = 500;
 
 /// A shape as the fleet shares it: its operation alone (a replica reads the members it
 /// touches from it, through its own schema).
@@ -55,9 +58,19 @@ impl SharedLearned {
         self.redis.key(&format!("examples:{kind}:{name}"))
     }
 
-    /// Adds this replica's runs to the fleet's, each day's set then cut to its most run
-    /// [`KEPT_PER_DAY`]` × max` shapes.
+    pub(crate) fn is_connected(&self) -> bool {
+        self.redis.is_connected()
+    }
+
+    /// Adds this replica's runs to the fleet's, in pipelines of [`RUNS_PER_PIPELINE`], each
+    /// day's set then cut to its most run [`KEPT_PER_DAY`]` × max` shapes.
     pub(crate) fn add(&self, added: &[Runs<'_>], max: usize) -> Result<(), Error> {
+        added
+            .chunks(RUNS_PER_PIPELINE)
+            .try_for_each(|added| self.add_some(added, max))
+    }
+
+    fn add_some(&self, added: &[Runs<'_>], max: usize) -> Result<(), Error> {
         self.redis.run(|client| async move {
             let kept_for = KEPT_FOR.as_secs() as i64;
             let pipeline = client.pipeline();
