@@ -191,7 +191,7 @@ impl SharedInsights {
             let pipeline = client.pipeline();
             for (_, _, set) in sets {
                 let () = pipeline
-                    .zmscore(set, keys.iter().copied().collect::<Vec<&str>>())
+                    .zmscore(set, keys.to_vec())
                     .await?;
             }
             pipeline.all().await
@@ -225,7 +225,7 @@ impl SharedInsights {
             let () = pipeline.hlen(&hash).await?;
             if !keys.is_empty() {
                 let () = pipeline
-                    .hmget(&hash, keys.iter().copied().collect::<Vec<&str>>())
+                    .hmget(&hash, keys.to_vec())
                     .await?;
             }
             let mut read: Vec<Value> = pipeline.all().await?;
