@@ -305,16 +305,21 @@ const SEARCH_NOTHING: &str =
 
 async fn insights_cost(binary: &Path) {
     let supergraph = repo_path("examples/bookshop/supergraph.graphql");
-    let config = |insights: Value| example_config(json!({ "insights": insights }));
-    let with = BenchRouter::start(
+    let config = |insights: Value| {
+        let mut config = example_config(json!({ "insights": insights }));
+        config["supergraph"] = json!({ "introspection": true });
+        config
+    };
+    let mut with = BenchRouter::start(
         binary,
         "insights",
         &supergraph,
         config(json!({ "tenants": [""] })),
     )
     .await;
-    let without = BenchRouter::start(binary, "no-insights", &supergraph, config(json!({}))).await;
-    for router in [&with, &without] {
+    let mut without =
+        BenchRouter::start(binary, "no-insights", &supergraph, config(json!({}))).await;
+    for router in [&mut with, &mut without] {
         router
             .process
             .wait_for("index ready", Duration::from_secs(600))

@@ -130,9 +130,12 @@ def main():
     schemas = sorted({r[0] for r in all_rows})
 
     print("Leaving one schema out: the threshold fitted on the others, scored on it.")
-    print("Columns: balanced accuracy | badly answered flagged | answered flagged | flags that were bad\n")
-    print("| schema | fitted | at fitted | at 0.3 (current) |")
-    print("|---|---|---|---|")
+    print("Each side: balanced accuracy, badly answered flagged, answered flagged, flags that were bad\n")
+    names = ["BA", "bad flagged", "good flagged", "precision"]
+    cells = " | ".join(names)
+    at_current = " | ".join(f"{name} at {CURRENT}" for name in names)
+    print(f"| schema | fitted | {cells} | {at_current} |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     held = []
     for schema in schemas:
         train = [r for r in all_rows if r[0] != schema]
@@ -144,8 +147,8 @@ def main():
     print(f"| **pooled** | | {describe(pooled_fitted)} | {describe(tally(all_rows, CURRENT))} |")
 
     print("\nPer style, pooled over the held-out schemas:\n")
-    print("| style | at fitted | at 0.3 (current) |")
-    print("|---|---|---|")
+    print(f"| style | {cells} | {at_current} |")
+    print("|---|---|---|---|---|---|---|---|---|")
     by_style = defaultdict(list)
     for t, test in held:
         for r in test:

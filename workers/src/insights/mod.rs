@@ -67,7 +67,9 @@ pub struct InsightsConfig {
     /// them when this lists `""`. Default: none.
     pub tenants: BTreeSet<String>,
     /// A question whose best hit scores below this (0 to 1) is counted as answered badly.
-    /// Default 0.3.
+    /// Default 0.45, fitted on the question corpus (`bench/fit/low_score.py`): the best
+    /// balanced accuracy at telling a question the search answered (an expected member in the
+    /// first five) from one it did not or could not (another API's question).
     pub low_score: f64,
     /// Questions kept per tenant, the most asked over the window (1 to 10000). Default 300.
     pub per_tenant: usize,
@@ -101,7 +103,7 @@ impl Default for InsightsConfig {
     fn default() -> Self {
         InsightsConfig {
             tenants: BTreeSet::new(),
-            low_score: 0.3,
+            low_score: 0.45,
             per_tenant: 300,
             days: 7,
             hash_key: None,

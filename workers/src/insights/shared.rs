@@ -190,9 +190,7 @@ impl SharedInsights {
         let read: Vec<Value> = self.redis.run(|client| async move {
             let pipeline = client.pipeline();
             for (_, _, set) in sets {
-                let () = pipeline
-                    .zmscore(set, keys.to_vec())
-                    .await?;
+                let () = pipeline.zmscore(set, keys.to_vec()).await?;
             }
             pipeline.all().await
         })?;
@@ -224,9 +222,7 @@ impl SharedInsights {
             let pipeline = client.pipeline();
             let () = pipeline.hlen(&hash).await?;
             if !keys.is_empty() {
-                let () = pipeline
-                    .hmget(&hash, keys.to_vec())
-                    .await?;
+                let () = pipeline.hmget(&hash, keys.to_vec()).await?;
             }
             let mut read: Vec<Value> = pipeline.all().await?;
             let mut found = HashMap::new();
