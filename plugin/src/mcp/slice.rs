@@ -670,6 +670,7 @@ mod tests {
             catalog,
             visibility: Visibility::of(contract),
             learned: None,
+            made: Default::default(),
         }
     }
 
@@ -817,6 +818,7 @@ mod tests {
             catalog,
             visibility: Visibility::of(None),
             learned: None,
+            made: Default::default(),
         }
     }
 }

@@ -232,10 +232,18 @@ impl Root<'_> {
         *self.hits.borrow_mut() += results.hits.len();
         *self.generation.borrow_mut() = Some(results.generation);
         *self.lexical_only.borrow_mut() |= results.mode == SearchMode::Lexical;
+        let definitions = &self.answering.definitions;
+        // The examples made for the instance's catalog serve the hits when the search ran on
+        // it (not on a newer one, during a reload): a member's id is its catalog's.
+        let made = match Arc::ptr_eq(&results.catalog, &definitions.catalog) {
+            true => Arc::clone(&definitions.made),
+            false => Arc::default(),
+        };
         let scope = Arc::new(Scope {
             catalog: Arc::clone(&results.catalog),
             visibility: results.visibility.clone(),
-            learned: self.answering.definitions.learned.clone(),
+            learned: definitions.learned.clone(),
+            made,
         });
         let items: Vec<SearchResult> = results
             .hits

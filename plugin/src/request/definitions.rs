@@ -5,8 +5,8 @@
 //! a definition never leads to what the tenant may not see.
 
 use std::borrow::Cow;
-
-use std::sync::Arc;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
 
 use apollo_compiler::resolvers::{FieldError, ObjectValue, ResolveInfo, ResolvedValue};
 use apollo_compiler::schema::{
@@ -15,7 +15,8 @@ use apollo_compiler::schema::{
 };
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{Name, Node, Schema};
-use wayfinder_supergraph::{Catalog, Example, Member, MemberKind};
+use lru::LruCache;
+use wayfinder_supergraph::{Catalog, Example, Member, MemberId, MemberKind, NoExample};
 use wayfinder_workers::index::visibility::Visibility;
 use wayfinder_workers::learned::{Learned, LearnedExample};
 
@@ -27,6 +28,42 @@ pub struct Scope {
     pub visibility: Visibility,
     /// Examples learned from traffic, served before the made ones.
     pub learned: Option<Arc<Learned>>,
+    /// The examples made for this catalog and view so far.
+    pub made: Arc<MadeExamples>,
+}
+
+/// Made examples kept per view of a catalog.
+const MADE_EXAMPLES_KEPT: usize = 4096;
+
+/// The examples made from the schema for one catalog and one view, as requests ask for them:
+/// making one walks the member's paths and writes its text, the same each time, which costs
+/// a search that shows its hits' examples more than reading it back. The most recently asked
+/// are kept (at most [`MADE_EXAMPLES_KEPT`]); the plugin instance, one per catalog, holds one
+/// per tenant.
+pub struct MadeExamples(Mutex<LruCache<MemberId, Result<Arc<Example>, NoExample>>>);
+
+impl Default for MadeExamples {
+    fn default() -> Self {
+        let kept = NonZeroUsize::new(MADE_EXAMPLES_KEPT).unwrap_or(NonZeroUsize::MIN);
+        MadeExamples(Mutex::new(LruCache::new(kept)))
+    }
+}
+
+impl MadeExamples {
+    fn get_or_make(
+        &self,
+        member: MemberId,
+        make: impl FnOnce() -> Result<Example, NoExample>,
+    ) -> Result<Arc<Example>, NoExample> {
+        let lock = || self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(made) = lock().get(&member) {
+            return made.clone();
+        }
+        // Made outside the lock: two requests may make one twice, never wait on each other.
+        let made = make().map(Arc::new);
+        lock().put(member, made.clone());
+        made
+    }
 }
 
 impl Scope {
@@ -142,8 +179,16 @@ impl Scope {
             .flat_map(|learned| learned.examples(coordinate, &|c| self.member(c).is_some()))
             .map(|learned| learned_example(&learned))
             .collect();
-        examples.extend(self.visibility.example(&self.catalog, member.id).ok());
+        examples.extend(self.made_example(member.id));
         examples
+    }
+
+    /// The example made from the schema for `member` in this view.
+    fn made_example(&self, member: MemberId) -> Option<Example> {
+        let made = self
+            .made
+            .get_or_make(member, || self.visibility.example(&self.catalog, member));
+        made.ok().map(|example| (*example).clone())
     }
 
     /// The first of [`Scope::examples_of`], made only when no learned one is served.
@@ -155,7 +200,7 @@ impl Scope {
         });
         match learned {
             Some(learned) => Some(learned_example(&learned)),
-            None => self.visibility.example(&self.catalog, member.id).ok(),
+            None => self.made_example(member.id),
         }
     }
 

@@ -13,7 +13,8 @@ mod dispatch;
 mod persisted;
 mod semantic;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use apollo_router::services::router;
 use bytes::Bytes;
@@ -31,7 +32,7 @@ use crate::config::{Config, Enforce};
 use crate::error::{Code, RequestError};
 use crate::metrics::Metrics;
 use crate::prompts::{Prompts, PromptsError};
-use crate::request::definitions::Scope;
+use crate::request::definitions::{MadeExamples, Scope};
 use crate::request::graphql::{self, Incoming};
 use crate::request::operation::{SemanticSchema, SemanticSchemaError};
 use crate::request::relay::{respond, through, Inner, Reply};
@@ -66,6 +67,8 @@ pub struct Instance {
     /// Each tenant's token bucket, for those with a `rate_limit`.
     pub quotas: Quotas,
     persisted: Persisted,
+    /// The examples made so far, per tenant (`None`: a router without tenants).
+    made: Mutex<HashMap<Option<String>, Arc<MadeExamples>>>,
     /// Introspections answered from a contract at once: one per core, the rest wait.
     introspecting: tokio::sync::Semaphore,
 }
@@ -174,6 +177,7 @@ impl Instance {
             insights,
             prompts,
             persisted: Persisted::new(),
+            made: Mutex::default(),
             introspecting: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(1, |n| n.get()),
             ),
@@ -297,10 +301,19 @@ impl Instance {
 
     /// What the tenant named `tenant` sees.
     fn scope(&self, tenant: Option<&str>) -> Scope {
+        // Tenants are a configured set, so this map stays as small.
+        let made = Arc::clone(
+            self.made
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry(tenant.map(str::to_string))
+                .or_default(),
+        );
         Scope {
             catalog: Arc::clone(&self.catalog),
             visibility: Visibility::of(tenant.and_then(|name| self.contracts.get(name)).cloned()),
             learned: self.learned(),
+            made,
         }
     }
 
