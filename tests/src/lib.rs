@@ -303,3 +303,27 @@ enum link__Purpose {
     }
     sdl
 }
+
+/// Whether this CPU computes the default model's int8 products exactly. The model file is
+/// quantized for AVX-512 VNNI (u8 activations times s8 weights); on a CPU without VNNI, ONNX
+/// Runtime multiplies with AVX2's `vpmaddubsw`, which saturates pairs of products at 16 bits,
+/// so the vectors differ and rank otherwise (on such a host, github's dev R@5 is .741 rather
+/// than .796; bench/HISTORY.md, issue 55). The tuning and the ranker were fitted on exact
+/// vectors; tests of single rankings they settle hold only where the vectors are the same.
+pub fn exact_int8_products() -> bool {
+    let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let exact = flags
+        .lines()
+        .filter(|line| line.starts_with("flags"))
+        .any(|line| {
+            line.split_whitespace()
+                .any(|flag| flag == "avx512_vnni" || flag == "avx_vnni")
+        });
+    if !exact {
+        eprintln!(
+            "this CPU has no VNNI: the int8 model's vectors are not the ones the ranking was \
+             fitted on; this ranking is not checked here"
+        );
+    }
+    exact
+}

@@ -40,10 +40,12 @@ fn the_dev_sets_keep_their_figures() {
     // tuned model and the ranker fitted on it (issue 53; the dev sets are among the questions
     // both were fitted on) (R@1, R@5, R@10, MRR@10): github 0.537 0.796 0.870 0.639, saleor
     // 0.642 0.887 0.925 0.742, spotify 0.538 0.904 0.942 0.682; pooled 0.572 0.862 0.912
-    // 0.687, on every CPU (the model's int8 products are exact without VNNI too). Each floor
-    // is two questions below.
+    // 0.687. Each floor is two questions below. On a CPU without VNNI the int8 model's vectors
+    // differ (`wayfinder_tests::exact_int8_products`): github 0.519 0.741 0.852 0.620, saleor
+    // 0.679 0.887 0.906 0.763, spotify 0.538 0.885 0.942 0.685, pooled 0.579 0.836 0.899
+    // 0.689; github's and the pooled R@5 floors are below those.
     let floors: BTreeMap<&str, [f64; 4]> = BTreeMap::from([
-        ("github", [0.50, 0.75, 0.83, 0.60]),
+        ("github", [0.50, 0.72, 0.83, 0.60]),
         ("saleor", [0.60, 0.84, 0.88, 0.70]),
         ("spotify-supergraph", [0.50, 0.86, 0.90, 0.64]),
     ]);
@@ -59,11 +61,11 @@ fn the_dev_sets_keep_their_figures() {
     let pooled = score(pooled);
     println!("pooled: {:?}", pooled.overall);
     // Pooled over 159 questions, one is 0.006 of recall: the floors are two to three questions
-    // below (R@5 137 of 159, 134 pass; R@10 145, 142 pass).
+    // below (R@5 137 of 159, 133 without VNNI, 131 pass; R@10 145, 142 pass).
     check_at_least(
         "pooled",
         &pooled.overall,
-        [0.55, 0.84, 0.89, 0.67],
+        [0.55, 0.82, 0.89, 0.67],
         &mut failures,
     );
     // Issue 6: each kind's recall@10, pooled, at least 0.70.

@@ -360,9 +360,6 @@ pub fn model_key(config: &ModelConfig) -> Result<u64, EmbedError> {
     hasher.update(&[pooling]);
     hasher.update(&(config.dimension as u64).to_le_bytes());
     hasher.update(&(config.max_tokens as u64).to_le_bytes());
-    // Vectors are made with exact int8 products on every CPU since this line; those an AVX2
-    // host cached before were not (see `Embedder::new`).
-    hasher.update(b"exact int8 products");
     Ok(hasher.digest())
 }
 
@@ -437,13 +434,6 @@ impl Embedder {
             .with_memory_pattern(false)
             .map_err(|e| model_error(e.to_string()))?
             .with_intra_threads(threads.max(1))
-            .map_err(|e| model_error(e.to_string()))?
-            // An int8 model's u8 x s8 products saturate at 16 bits in ONNX Runtime's kernels
-            // for CPUs without VNNI (AVX2, AVX-512 before VNNI), so such a host made other
-            // vectors than the ones the tuning and the ranker were fitted on (github dev R@5
-            // .741 against .796). The exact u8 x u8 kernel makes every CPU compute alike; with
-            // VNNI nothing changes.
-            .with_precise_qmm()
             .map_err(|e| model_error(e.to_string()))?;
         let tuned = rewritten.as_ref().is_some_and(|r| r.tuned);
         let from_memory = match rewritten {
