@@ -67,8 +67,8 @@ pub struct Instance {
     /// Each tenant's token bucket, for those with a `rate_limit`.
     pub quotas: Quotas,
     persisted: Persisted,
-    /// The examples made so far, per tenant (`None`: a router without tenants).
-    made: Mutex<HashMap<Option<String>, Arc<MadeExamples>>>,
+    /// The examples made so far, per tenant (`""`: a router without tenants).
+    made: Mutex<HashMap<String, Arc<MadeExamples>>>,
     /// Introspections answered from a contract at once: one per core, the rest wait.
     introspecting: tokio::sync::Semaphore,
 }
@@ -301,14 +301,16 @@ impl Instance {
 
     /// What the tenant named `tenant` sees.
     fn scope(&self, tenant: Option<&str>) -> Scope {
-        // Tenants are a configured set, so this map stays as small.
-        let made = Arc::clone(
-            self.made
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry(tenant.map(str::to_string))
-                .or_default(),
-        );
+        // Tenants are a configured set, so this map stays as small; a tenant's name is copied
+        // only the first time.
+        let made = {
+            let name = tenant.unwrap_or("");
+            let mut made = self.made.lock().unwrap_or_else(|p| p.into_inner());
+            match made.get(name) {
+                Some(made) => Arc::clone(made),
+                None => Arc::clone(made.entry(name.to_string()).or_default()),
+            }
+        };
         Scope {
             catalog: Arc::clone(&self.catalog),
             visibility: Visibility::of(tenant.and_then(|name| self.contracts.get(name)).cloned()),

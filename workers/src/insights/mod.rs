@@ -583,28 +583,20 @@ impl Insights {
         }
         let today = today();
         let (per_tenant, days) = (self.config.per_tenant, self.config.days);
-        let (unsynced, best) = {
-            let mut state = self.lock();
-            let unsynced = std::mem::take(&mut state.unsynced);
-            // The best hits of each question counted since, as its last asking got them.
-            let mut best: Vec<(&str, String, Vec<Hit>)> = Vec::new();
-            for (tenant, waiting) in &unsynced {
+        let unsynced = std::mem::take(&mut self.lock().unsynced);
+        // The best hits of each question counted since, as its last asking got them.
+        let best: Vec<(&str, &str, Vec<Hit>)> = {
+            let state = self.lock();
+            let questions = unsynced.iter().flat_map(|(tenant, waiting)| {
                 let keys: BTreeSet<&str> = waiting.keys().map(|(key, _, _)| &**key).collect();
-                for key in keys {
-                    let Some(entry) = state.tenants.get(tenant).and_then(|q| q.entries.get(key))
-                    else {
-                        continue;
-                    };
-                    if !entry.best.is_empty() {
-                        best.push((tenant, key.to_string(), entry.best.clone()));
-                    }
-                }
-            }
-            let best: Vec<(String, String, Vec<Hit>)> = best
-                .into_iter()
-                .map(|(tenant, key, hits)| (tenant.to_string(), key, hits))
-                .collect();
-            (unsynced, best)
+                keys.into_iter().map(move |key| (&**tenant, key))
+            });
+            questions
+                .filter_map(|(tenant, key)| {
+                    let entry = state.tenants.get(tenant)?.entries.get(key)?;
+                    (!entry.best.is_empty()).then(|| (tenant, key, entry.best.clone()))
+                })
+                .collect()
         };
         let asked: Vec<Asked<'_>> = unsynced
             .iter()
@@ -617,10 +609,6 @@ impl Insights {
                     count: *count,
                 })
             })
-            .collect();
-        let best: Vec<(&str, &str, &[Hit])> = best
-            .iter()
-            .map(|(tenant, key, hits)| (tenant.as_str(), key.as_str(), hits.as_slice()))
             .collect();
         shared.add(&asked, &best, days, per_tenant)?;
         let first = (today + 1).saturating_sub(days as u64);

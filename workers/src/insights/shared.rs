@@ -85,7 +85,7 @@ impl SharedInsights {
     pub(crate) fn add(
         &self,
         asked: &[Asked<'_>],
-        best: &[(&str, &str, &[Hit])],
+        best: &[(&str, &str, Vec<Hit>)],
         days: usize,
         per_tenant: usize,
     ) -> Result<(), Error> {
